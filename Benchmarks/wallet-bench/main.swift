@@ -1,0 +1,1 @@
+// wallet-bench entry point (being written).

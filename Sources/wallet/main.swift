@@ -1,0 +1,1 @@
+// The wallet CLI entry point (being written).

@@ -1,0 +1,1 @@
+// CBOR test suites are being written.
