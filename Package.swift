@@ -30,7 +30,8 @@ let package = Package(
 
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "WalletCryptoTests", dependencies: ["WalletCrypto", "WalletRuntime", "COpenSSL"]),
-        .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "CSQLite"]),
+        .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]
 )

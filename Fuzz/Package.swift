@@ -1,0 +1,15 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// libFuzzer targets over the SDK's parsers. Built by `Fuzz/run.sh`, which passes
+// `-sanitize=fuzzer,address` and `-parse-as-library` (libFuzzer supplies `main`).
+// Each target lives in Targets/<Name>/ and defines `LLVMFuzzerTestOneInput`.
+let package = Package(
+    name: "WalletFuzz",
+    dependencies: [.package(name: "WalletSDK", path: "..")],
+    targets: [
+        .executableTarget(name: "FuzzCBOR", dependencies: [.product(name: "CBOR", package: "WalletSDK")],
+                          path: "Targets/FuzzCBOR"),
+    ],
+    swiftLanguageModes: [.v6]
+)

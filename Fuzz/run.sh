@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets once and runs each for N seconds.
+#   Fuzz/run.sh [-s SECONDS] [TARGET ...]     (default: 60 s, every target in Fuzz/Targets)
+# Exits non-zero if a target fails to build or libFuzzer reports a crash, leak or
+# timeout; the reproducer is left in Fuzz/artifacts/.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+seconds=60
+while getopts "s:" opt; do
+  case "$opt" in
+    s) seconds="$OPTARG" ;;
+    *) echo "usage: Fuzz/run.sh [-s SECONDS] [TARGET ...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+
+if [ "$#" -gt 0 ]; then
+  targets=("$@")
+else
+  targets=()
+  for dir in Targets/*/; do targets+=("$(basename "$dir")"); done
+fi
+
+mkdir -p artifacts
+build_args=(-c release --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library)
+if ! swift build "${build_args[@]}" >artifacts/build.log 2>&1; then
+  grep -vE 'Cannot export local symbol' artifacts/build.log >&2
+  echo "fuzz: build failed" >&2
+  exit 1
+fi
+bin="$(swift build "${build_args[@]}" --show-bin-path)"
+
+status=0
+for target in "${targets[@]}"; do
+  [ -x "$bin/$target" ] || { echo "fuzz: $target did not build" >&2; status=1; continue; }
+  corpus="$(mktemp -d)"
+  # Seeds (valid inputs) give the fuzzer a head start; they are committed beside the target.
+  [ -d "Corpus/$target" ] && cp -r "Corpus/$target/." "$corpus/"
+  echo "fuzz: $target for ${seconds}s"
+  if ! "$bin/$target" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -max_len=65536 -print_final_stats=1 -artifact_prefix="artifacts/$target-" 2>"artifacts/$target.log"; then
+    echo "fuzz: $target FAILED; see Fuzz/artifacts/$target.log" >&2
+    tail -40 "artifacts/$target.log" >&2
+    status=1
+  else
+    grep -E '^(stat::number_of_executed_units|Done)' "artifacts/$target.log" || true
+  fi
+  rm -rf "$corpus"
+done
+exit "$status"

@@ -1,0 +1,110 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The default ``HTTPClient``, over `URLSession` (FoundationNetworking on Linux).
+///
+/// Cookies and caches are off: the protocols the SDK speaks carry their state in
+/// tokens, and a wallet must not leak one verifier's cookies to another. Redirects
+/// are not followed, so a driver sees every 3xx (OpenID4VP and OpenID4VCI handle
+/// them explicitly).
+public final class URLSessionHTTPClient: HTTPClient {
+    private let session: URLSession
+    private let maxResponseBytes: Int
+    private let allowedSchemes: Set<String>
+
+    /// Creates a client.
+    /// - Parameters:
+    ///   - maxResponseBytes: a larger body fails with ``HTTPError/responseTooLarge(limit:)``
+    ///     (checked once the body has arrived; the request timeout bounds the transfer itself).
+    ///   - allowInsecureHTTP: allow `http` as well as `https` (loopback tests and local reference parties).
+    public init(maxResponseBytes: Int = 4 * 1024 * 1024, allowInsecureHTTP: Bool = false) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        self.session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
+        self.maxResponseBytes = maxResponseBytes
+        self.allowedSchemes = allowInsecureHTTP ? ["https", "http"] : ["https"]
+    }
+
+    deinit { session.finishTasksAndInvalidate() }
+
+    /// Sends the request with `URLSession`, enforcing its timeout and the size limit.
+    public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+        let scheme = request.url.scheme?.lowercased() ?? ""
+        guard allowedSchemes.contains(scheme) else { throw .unsupportedScheme(scheme) }
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method.rawValue
+        let components = request.timeout.components
+        urlRequest.timeoutInterval = max(0.001, Double(components.seconds) + Double(components.attoseconds) / 1e18)
+        for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
+        if let body = request.body { urlRequest.httpBody = Data(body) }
+
+        let box = TaskBox()
+        let outcome: Result<(Data, URLResponse), HTTPError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let task = session.dataTask(with: urlRequest) { data, response, error in
+                    if let error {
+                        continuation.resume(returning: .failure(Self.map(error)))
+                    } else if let response {
+                        continuation.resume(returning: .success((data ?? Data(), response)))
+                    } else {
+                        continuation.resume(returning: .failure(.transport("no response")))
+                    }
+                }
+                box.set(task)
+                task.resume()
+            }
+        } onCancel: {
+            box.cancel()
+        }
+        let (data, response) = try outcome.get()
+        guard let http = response as? HTTPURLResponse else { throw .transport("not an HTTP response") }
+        guard data.count <= maxResponseBytes else { throw .responseTooLarge(limit: maxResponseBytes) }
+        var headers = HTTPHeaders()
+        for (name, value) in http.allHeaderFields {
+            headers.add(name: String(describing: name), value: String(describing: value))
+        }
+        return HTTPResponse(status: http.statusCode, headers: headers, body: [UInt8](data))
+    }
+
+    private static func map(_ error: any Error) -> HTTPError {
+        let nsError = error as NSError
+        guard nsError.domain == NSURLErrorDomain else { return .transport(nsError.localizedDescription) }
+        switch nsError.code {
+        case NSURLErrorTimedOut: return .timedOut
+        case NSURLErrorCancelled: return .cancelled
+        default: return .transport(nsError.localizedDescription)
+        }
+    }
+}
+
+/// Holds the one task of a request so that cancelling the Swift task cancels it
+/// (and only it), even when cancellation arrives before the task exists.
+private final class TaskBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: URLSessionTask?
+    private var cancelled = false
+
+    func set(_ task: URLSessionTask) {
+        lock.lock(); defer { lock.unlock() }
+        self.task = task
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        lock.lock(); defer { lock.unlock() }
+        cancelled = true
+        task?.cancel()
+    }
+}
+
+private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+}

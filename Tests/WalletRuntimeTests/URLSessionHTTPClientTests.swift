@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+import WalletRuntime
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A one-connection HTTP/1.1 server on 127.0.0.1 for exercising the real client:
+/// it reads one request head (and body, by Content-Length), then answers with
+/// `response`, or stays silent when `response` is nil.
+private final class LoopbackServer: @unchecked Sendable {
+    let port: UInt16
+    private let listener: Int32
+    private let received = LockedBox<[UInt8]>([])
+
+    init?() {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 4) == 0 else { close(fd); return nil }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit { close(listener) }
+
+    var request: String { String(decoding: received.withLock { $0 }, as: UTF8.self) }
+
+    /// Serves one connection on a background thread.
+    func serveOnce(response: String?, holdOpenFor seconds: Double = 0) {
+        let thread = Thread { [self] in
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            defer { close(client) }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var data: [UInt8] = []
+            while true {
+                let count = read(client, &buffer, buffer.count)
+                if count <= 0 { break }
+                data.append(contentsOf: buffer[0..<count])
+                let text = String(decoding: data, as: UTF8.self)
+                if let headEnd = text.range(of: "\r\n\r\n") {
+                    let head = text[..<headEnd.lowerBound].lowercased()
+                    var bodyLength = 0
+                    if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }) {
+                        bodyLength = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+                    }
+                    if text.utf8.count - text.utf8.distance(from: text.startIndex, to: headEnd.upperBound) >= bodyLength { break }
+                }
+            }
+            received.withLock { $0 = data }
+            if let response {
+                let bytes = Array(response.utf8)
+                _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, bytes.count) }
+            } else {
+                Thread.sleep(forTimeInterval: seconds)
+            }
+        }
+        thread.start()
+    }
+}
+
+@Suite("URLSessionHTTPClient over loopback")
+struct URLSessionHTTPClientTests {
+    @Test("a POST reaches the server with its headers and body, and the response comes back whole")
+    func roundTrip() async throws {
+        let server = try #require(LoopbackServer())
+        server.serveOnce(response: "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nDPoP-Nonce: abc\r\nContent-Length: 11\r\nConnection: close\r\n\r\n{\"ok\":true}")
+        let client = URLSessionHTTPClient(allowInsecureHTTP: true)
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/token"))
+        let response = try await client.send(HTTPRequest(method: .post, url: url,
+                                                         headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                                                         body: Array("grant_type=x".utf8)))
+        #expect(response.status == 201)
+        #expect(response.headers["dpop-nonce"] == "abc")
+        #expect(response.body == Array("{\"ok\":true}".utf8))
+        #expect(server.request.hasPrefix("POST /token HTTP/1.1"))
+        #expect(server.request.hasSuffix("grant_type=x"))
+    }
+
+    @Test("a server that never answers fails with timedOut, not a hang")
+    func timeout() async throws {
+        let server = try #require(LoopbackServer())
+        server.serveOnce(response: nil, holdOpenFor: 3)
+        let client = URLSessionHTTPClient(allowInsecureHTTP: true)
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/slow"))
+        await #expect(throws: HTTPError.timedOut) {
+            _ = try await client.send(HTTPRequest(url: url, timeout: .milliseconds(500)))
+        }
+    }
+
+    @Test("a body over the limit is refused")
+    func sizeLimit() async throws {
+        let server = try #require(LoopbackServer())
+        let body = String(repeating: "x", count: 2048)
+        server.serveOnce(response: "HTTP/1.1 200 OK\r\nContent-Length: 2048\r\nConnection: close\r\n\r\n\(body)")
+        let client = URLSessionHTTPClient(maxResponseBytes: 1024, allowInsecureHTTP: true)
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/big"))
+        await #expect(throws: HTTPError.responseTooLarge(limit: 1024)) {
+            _ = try await client.send(HTTPRequest(url: url))
+        }
+    }
+
+    @Test("plain http is refused unless allowed")
+    func httpsOnly() async throws {
+        let client = URLSessionHTTPClient()
+        let url = try #require(URL(string: "http://127.0.0.1:9/"))
+        await #expect(throws: HTTPError.unsupportedScheme("http")) {
+            _ = try await client.send(HTTPRequest(url: url))
+        }
+    }
+}
