@@ -1,9 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layer 0 of the wallet SDK (see ../shared/DESIGN.md): system libraries, CBOR,
-// crypto over OpenSSL 3 with X.509, and the runtime seams. Higher layers are added
-// module by module as they gain code.
+// The wallet SDK (see ../shared/DESIGN.md for the layers). Layer 0: system
+// libraries, CBOR, crypto over OpenSSL 3 with X.509, the runtime seams; layer 1:
+// JOSE and COSE. Higher layers are added module by module as they gain code.
 let package = Package(
     name: "WalletSDK",
     platforms: [.macOS(.v13), .iOS(.v16)],
@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "CBOR", targets: ["CBOR"]),
         .library(name: "WalletCrypto", targets: ["WalletCrypto"]),
         .library(name: "WalletRuntime", targets: ["WalletRuntime"]),
+        .library(name: "JOSE", targets: ["JOSE"]),
+        .library(name: "COSE", targets: ["COSE"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
     ],
@@ -19,10 +21,13 @@ let package = Package(
                        providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
 
         .target(name: "CBOR"),
         .target(name: "WalletRuntime"),
         .target(name: "WalletCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "JOSE", dependencies: ["WalletCrypto", "WalletRuntime", "CZlib"]),
+        .target(name: "COSE", dependencies: ["CBOR", "WalletCrypto"]),
 
         .executableTarget(name: "wallet", dependencies: ["CBOR", "WalletCrypto", "WalletRuntime"]),
         .executableTarget(name: "wallet-bench", dependencies: ["CBOR", "WalletCrypto"],
@@ -30,6 +35,8 @@ let package = Package(
 
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "WalletCryptoTests", dependencies: ["WalletCrypto", "WalletRuntime", "COpenSSL"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"]),
+        .testTarget(name: "COSETests", dependencies: ["COSE", "CBOR", "WalletCrypto"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],

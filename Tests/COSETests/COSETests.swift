@@ -1,0 +1,1 @@
+// COSE tests are being written.

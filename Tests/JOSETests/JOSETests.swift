@@ -1,0 +1,1 @@
+// JOSE tests are being written.
