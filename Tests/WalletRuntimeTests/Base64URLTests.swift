@@ -24,3 +24,21 @@ struct Base64URLTests {
         #expect(Base64URL.decode("Z g") == nil)
     }
 }
+
+@Suite("Hex")
+struct HexTests {
+    @Test("hex round-trips in lower case and accepts upper case and a 0x prefix")
+    func roundTrip() {
+        #expect(Hex.encode([0x00, 0xab, 0xff]) == "00abff")
+        #expect(Hex.decode("00ABff") == [0x00, 0xab, 0xff])
+        #expect(Hex.decode("0x0102") == [0x01, 0x02])
+    }
+
+    @Test("odd lengths, empty input and non-hex characters are rejected")
+    func rejects() {
+        #expect(Hex.decode("abc") == nil)
+        #expect(Hex.decode("") == nil)
+        #expect(Hex.decode("zz") == nil)
+        #expect(Hex.decode("0 1") == nil)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// Hexadecimal text, lower case on output, either case on input: the SDK's one
+/// home for hex (test vectors, CLI input and output, diagnostics).
+public enum Hex {
+    /// Lower-case hex of `bytes`.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The bytes of an even-length hex string (an optional `0x` prefix is allowed), or nil.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var digits = Substring(text)
+        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
+        guard !digits.isEmpty, digits.utf8.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(digits.utf8.count / 2)
+        var high: UInt8?
+        for character in digits.utf8 {
+            let value: UInt8
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = character - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = character - UInt8(ascii: "A") + 10
+            default: return nil
+            }
+            if let pending = high {
+                out.append(pending << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        return out
+    }
+}
+

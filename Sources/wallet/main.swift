@@ -1,1 +1,0 @@
-// The wallet CLI entry point (being written).
