@@ -34,7 +34,8 @@ let package = Package(
                           path: "Benchmarks/wallet-bench"),
 
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
-        .testTarget(name: "WalletCryptoTests", dependencies: ["WalletCrypto", "WalletRuntime", "COpenSSL"]),
+        .testTarget(name: "WalletCryptoTests", dependencies: ["WalletCrypto", "WalletRuntime", "COpenSSL"],
+                    exclude: ["Vectors"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "COSETests", dependencies: ["COSE", "CBOR", "WalletCrypto"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime"]),

@@ -1,0 +1,24 @@
+import CBOR
+import WalletRuntime
+
+/// `wallet cbor diag|canonical <input>`.
+enum CBORCommand {
+    static func run(_ arguments: [String]) throws(CLIError) -> String {
+        guard arguments.count == 2 else { throw .usage("cbor takes a subcommand and one input") }
+        let bytes = try InputSource.read(arguments[1]).binary
+        let item: CBORItem
+        do {
+            item = try CBOR.decodeItem(bytes)
+        } catch {
+            throw .input("not CBOR: \(error)")
+        }
+        switch arguments[0] {
+        case "diag":
+            return item.diagnostic(options: CBORDiagnosticOptions(expandEmbeddedCBOR: true, pretty: true))
+        case "canonical":
+            return Hex.encode(item.value.encoded(options: .deterministic))
+        default:
+            throw .usage("unknown cbor subcommand '\(arguments[0])'")
+        }
+    }
+}

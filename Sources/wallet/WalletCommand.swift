@@ -1,0 +1,49 @@
+import Foundation
+
+/// `wallet`: the SDK's command-line tool.
+@main
+struct WalletCommand {
+    static let usage = """
+    usage: wallet <command> [arguments]
+
+    commands:
+      inspect <input>            show what <input> is: CBOR as diagnostic notation (tag-24
+                                 items expanded), a JWT/JWS/JWE/SD-JWT header and payload,
+                                 an X.509 certificate summary, a COSE_Sign1 with its x5chain
+          --compact              one-line diagnostic notation
+          --no-expand            leave tag-24 embedded CBOR as bytes
+      cbor diag <input>          CBOR diagnostic notation (tag-24 items expanded)
+      cbor canonical <input>     re-encode CBOR deterministically (RFC 8949 §4.2.1), as hex
+      help                       this text
+
+    <input> is a file path, - for standard input, or the data itself as hex, base64url,
+    a compact JWS/JWE, or PEM.
+    exit codes: 0 success, 1 bad input or a failed check, 2 wrong usage
+    """
+
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        do {
+            let output = try await run(arguments)
+            if !output.isEmpty { print(output) }
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("wallet: \(error.message)\n".utf8))
+            if case .usage = error { FileHandle.standardError.write(Data("\n\(usage)\n".utf8)) }
+            exit(error.exitCode)
+        }
+    }
+
+    /// Runs one command line and returns what to print.
+    static func run(_ arguments: [String]) async throws(CLIError) -> String {
+        guard let command = arguments.first else { throw .usage("no command given") }
+        let rest = Array(arguments.dropFirst())
+        switch command {
+        case "inspect": return try InspectCommand.run(rest)
+        case "cbor": return try CBORCommand.run(rest)
+        case "interop": return try InteropCommand.run(rest)
+        case "help", "-h", "--help": return usage
+        default: throw .usage("unknown command '\(command)'")
+        }
+    }
+}
