@@ -89,6 +89,7 @@ struct DateTests {
     func ranges() {
         #expect(throws: CBORError.self) { try CBOR.tagged(100, .negative(.max)).fullDateValue() }
         #expect(throws: CBORError.self) { try CBOR.tagged(100, .unsigned(.max)).fullDateValue() }
+        #expect(throws: CBORError.self) { try CBOR.tagged(100, .negative(UInt64(Int.max))).fullDateValue() }
         #expect(throws: CBORError.self) { try CBORFullDate(Date(timeIntervalSince1970: .infinity)) }
         #expect(throws: CBORError.self) { try CBORFullDate(year: 2024, month: 13, day: 1) }
     }

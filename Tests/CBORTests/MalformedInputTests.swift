@@ -139,6 +139,21 @@ struct MalformedInputTests {
         #expect(decodeError([UInt8](repeating: 0x81, count: 256) + [0]) == nil)
     }
 
+    @Test("maxDepth is clamped to maxSupportedDepth, and the deepest accepted value can be used")
+    func depthCeiling() throws {
+        let limit = CBORDecodingOptions.maxSupportedDepth
+        let options = CBORDecodingOptions(maxDepth: 1_000_000)
+        #expect(decodeError([UInt8](repeating: 0x81, count: limit + 1) + [0], options: options)
+                == .depthLimitExceeded(offset: limit + 1))
+        let bytes = [UInt8](repeating: 0x81, count: limit) + [0]
+        let value = try CBOR.decode(bytes, options: options)
+        #expect(value.encoded() == bytes)
+        #expect(value == value)
+        #expect(value.diagnostic().count == 2 * limit + 1)
+        let item = try CBOR.decodeItem(bytes, options: options)
+        #expect(item.diagnostic(options: .init(pretty: true)).count > limit)
+    }
+
     @Test("simple values below 32 must not use the two-byte form")
     func twoByteSimpleValues() {
         for value in UInt8(0)..<32 {
