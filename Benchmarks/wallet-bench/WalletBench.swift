@@ -1,0 +1,64 @@
+import CBOR
+import Foundation
+import WalletCrypto
+
+/// `wallet-bench`: throughput of the SDK's hot paths, printed with the floor they
+/// are measured against in the same run (absolute times on shared machines are
+/// noisy; ratios taken in one run are not).
+@main
+struct WalletBench {
+    static let usage = """
+    usage: wallet-bench <case> [--iterations N] [--python PATH]
+    cases:
+      cbor    decode and re-encode a ~100 KB mdoc-like document (IssuerSigned with
+              tag-24 items and an MSO); prints MB/s for each, SHA-256 over the same
+              bytes as the floor, and cbor2 (Python) on the same document when
+              PATH (a python with cbor2) is given
+    """
+
+    static func main() throws {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        guard let name = arguments.first else { print(usage); exit(2) }
+        arguments.removeFirst()
+        var iterations = 200
+        var python: String?
+        while let flag = arguments.first {
+            arguments.removeFirst()
+            switch flag {
+            case "--iterations":
+                guard let value = arguments.first.flatMap(Int.init), value > 0 else { print(usage); exit(2) }
+                iterations = value
+                arguments.removeFirst()
+            case "--python":
+                guard let value = arguments.first else { print(usage); exit(2) }
+                python = value
+                arguments.removeFirst()
+            default:
+                print(usage); exit(2)
+            }
+        }
+        switch name {
+        case "cbor": try CBORBenchmark.run(iterations: iterations, python: python)
+        default: print(usage); exit(2)
+        }
+    }
+}
+
+/// Times `body` `iterations` times and returns the median seconds per run.
+func medianSeconds(iterations: Int, _ body: () throws -> Void) rethrows -> Double {
+    var samples: [Double] = []
+    samples.reserveCapacity(iterations)
+    for _ in 0..<iterations {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    samples.sort()
+    return samples[samples.count / 2]
+}
+
+/// Keeps a value alive so the optimiser cannot drop the work that made it.
+@inline(never)
+func blackHole<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}

@@ -1,1 +1,0 @@
-// wallet-bench entry point (being written).
