@@ -8,12 +8,12 @@ struct COSEKeyTests {
     typealias S = COSETestSupport
 
     /// Key "11" of the cose-wg key set (P-256).
-    static let jwk11: [String: Any] = [
+    static var jwk11: [String: Any] { [
         "kty": "EC", "crv": "P-256",
         "x": "usWxHK2PmfnHKwXPS54m0kTcGJ90UiglWiGahtagnv8",
         "y": "IBOL-C3BttVivg-lSreASjpkttcsz-1rb7btKLv8EX4",
         "d": "V8kgd2ZBRuh2dgyVINBUqpPDr7BOMGcF22CQMIUHtNM",
-    ]
+    ] }
 
     @Test("an EC2 key serializes deterministically (labels 1, 2, -1, -2, -3, -4) and parses back")
     func ec2RoundTrip() throws {
@@ -96,7 +96,7 @@ struct COSEKeyTests {
                 guard case .invalidKey = error else { Issue.record("expected invalidKey, got \(error)"); continue }
             }
         }
-        #expect(throws: COSEError.cbor(.unexpectedEnd(offset: 1))) { _ = try COSEKey(encoded: [0xa1]) }
+        #expect(throws: COSEError.cbor(.lengthTooLarge(offset: 0, length: 1))) { _ = try COSEKey(encoded: [0xa1]) }
     }
 
     @Test("a private scalar that does not match x and y is rejected when the private key is used")

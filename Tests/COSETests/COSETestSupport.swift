@@ -69,8 +69,9 @@ enum COSETestSupport {
     static func coseKey(fromJWK jwk: [String: Any], includePrivate: Bool = false) throws -> COSEKey {
         let kty = jwk["kty"] as? String
         let crv = jwk["crv"] as? String
-        let x = try base64URL(jwk["x"] as? String ?? "")
-        let d = includePrivate ? try (jwk["d"] as? String).map(base64URL) : nil
+        // The EdDSA examples give x and d in hex ("x_hex", "d_hex") instead of base64url.
+        let x = try (jwk["x_hex"] as? String).map(hex) ?? base64URL(jwk["x"] as? String ?? "")
+        let d = includePrivate ? try (jwk["d_hex"] as? String).map(hex) ?? (jwk["d"] as? String).map(base64URL) : nil
         switch (kty, crv) {
         case ("EC", "P-256"), ("EC", "P-384"), ("EC", "P-521"):
             let curve: COSEKey.Curve = crv == "P-256" ? .p256 : crv == "P-384" ? .p384 : .p521
