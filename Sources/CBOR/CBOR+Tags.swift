@@ -66,7 +66,7 @@ extension CBOR {
         case .tagged(1004, .textString(let text)):
             return try CBORFullDate(rfc3339: text)
         case .tagged(100, let content):
-            guard let days = content.intValue, abs(days) <= 4_000_000 else {
+            guard let days = content.intValue, (-4_000_000...4_000_000).contains(days) else {
                 throw .invalidDate("tag 100 needs a day count within years 0000-9999")
             }
             let (year, month, day) = CivilCalendar.civil(fromDays: days)

@@ -29,8 +29,9 @@ public enum CBOR: Sendable {
     indirect case tagged(UInt64, CBOR)
     /// Major type 7: a simple value other than false, true, null and undefined.
     ///
-    /// Values 24...31 are reserved (RFC 8949 §3.3) and are never produced by the
-    /// decoder; encoding them yields bytes that decoders reject.
+    /// Values 20...23 encode as false, true, null and undefined (and decode as those
+    /// cases). Values 24...31 are reserved (RFC 8949 §3.3): they encode as `f8 18`...`f8 1f`,
+    /// which decoders reject unless ``CBORDecodingOptions/allowReservedSimpleValues`` is on.
     case simple(UInt8)
     /// Simple values 20 and 21.
     case boolean(Bool)
@@ -148,6 +149,9 @@ extension CBOR: ExpressibleByFloatLiteral {
 
 extension CBOR: ExpressibleByNilLiteral {
     /// Creates `null` from `nil`.
+    ///
+    /// Mind `CBOR?` values: in `value["k"] == nil` Swift may read `nil` as `CBOR.null`;
+    /// write `value["k"] == CBOR?.none` or `value["k"] == .null` to say which you mean.
     public init(nilLiteral: ()) {
         self = .null
     }
@@ -252,7 +256,9 @@ extension CBOR {
     public subscript(index: Int) -> CBOR? {
         switch self {
         case .array(let elements):
-            return elements.indices.contains(index) ? elements[index] : nil
+            // Not a ternary: there `nil` would become `CBOR.null` through the nil literal.
+            guard elements.indices.contains(index) else { return nil }
+            return elements[index]
         case .map(let map):
             return map[CBOR(index)]
         default:

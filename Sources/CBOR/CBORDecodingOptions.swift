@@ -22,6 +22,10 @@ public struct CBORDecodingOptions: Sendable, Hashable {
     /// Reject maps that repeat a key (RFC 8949 §5.6). On by default: a wallet must not
     /// let two parties read two different values from one signed map.
     public var rejectDuplicateMapKeys: Bool
+    /// Accept the two-byte forms `f8 18`...`f8 1f` as the reserved simple values 24...31,
+    /// as RFC 7049 Appendix A did (`simple(24)`). RFC 8949 §3.3 and Appendix F.1 make
+    /// them not well-formed, so this is off by default; `f8 00`...`f8 17` stay rejected.
+    public var allowReservedSimpleValues: Bool
     /// Reject maps whose keys are not sorted by their encoded bytes (RFC 8949 §4.2.1).
     /// Keys are compared as received.
     public var requireSortedMapKeys: Bool
@@ -38,7 +42,8 @@ public struct CBORDecodingOptions: Sendable, Hashable {
                 requirePreferredSerialization: Bool = false,
                 allowIndefiniteLength: Bool = true,
                 rejectDuplicateMapKeys: Bool = true,
-                requireSortedMapKeys: Bool = false) {
+                requireSortedMapKeys: Bool = false,
+                allowReservedSimpleValues: Bool = false) {
         self.maxDepth = maxDepth
         self.maxItems = maxItems
         self.maxInputSize = maxInputSize
@@ -47,6 +52,7 @@ public struct CBORDecodingOptions: Sendable, Hashable {
         self.allowIndefiniteLength = allowIndefiniteLength
         self.rejectDuplicateMapKeys = rejectDuplicateMapKeys
         self.requireSortedMapKeys = requireSortedMapKeys
+        self.allowReservedSimpleValues = allowReservedSimpleValues
     }
 
     /// The default options.

@@ -43,6 +43,8 @@ extension CBORItem {
 struct DiagnosticPrinter {
     let options: CBORDiagnosticOptions
     var output = ""
+    /// Container nesting for indentation; tags and embedding do not indent.
+    private var indentLevel = 0
 
     init(options: CBORDiagnosticOptions) {
         self.options = options
@@ -184,15 +186,17 @@ struct DiagnosticPrinter {
             return
         }
         if options.pretty {
-            let inner = String(repeating: options.indent, count: depth + 1)
+            indentLevel += 1
+            let inner = String(repeating: options.indent, count: indentLevel)
             if open.hasSuffix(" ") { output.removeLast() }
             for i in 0..<count {
                 output += i == 0 ? "\n" : ",\n"
                 output += inner
                 element(&self, i)
             }
+            indentLevel -= 1
             output += "\n"
-            output += String(repeating: options.indent, count: depth)
+            output += String(repeating: options.indent, count: indentLevel)
         } else {
             for i in 0..<count {
                 if i > 0 { output += ", " }

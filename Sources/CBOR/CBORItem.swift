@@ -81,7 +81,8 @@ public struct CBORItem: Sendable {
     }
 
     /// The element at `index` of an array item, or — for a map item — the value under
-    /// the integer key `index`; nil when absent.
+    /// the integer key `index`; nil when absent. Each call walks the children, so use
+    /// ``children`` to visit every element of a large array.
     public subscript(index: Int) -> CBORItem? {
         switch node.major {
         case 4:

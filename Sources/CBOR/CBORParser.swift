@@ -288,7 +288,9 @@ struct CBORParser {
         case 23: return .undefined
         case 24:
             // RFC 8949 §3.3: values below 32 must use the one-byte form.
-            guard head.argument >= 32 else { throw .invalidSimpleValue(offset: head.offset) }
+            guard head.argument >= 32 || (options.allowReservedSimpleValues && head.argument >= 24) else {
+                throw .invalidSimpleValue(offset: head.offset)
+            }
             return .simple(UInt8(truncatingIfNeeded: head.argument))
         case 25:
             return .half(UInt16(truncatingIfNeeded: head.argument))

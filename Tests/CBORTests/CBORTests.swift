@@ -1,1 +1,0 @@
-// CBOR test suites are being written.
