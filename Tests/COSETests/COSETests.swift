@@ -1,1 +1,0 @@
-// COSE tests are being written.
