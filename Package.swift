@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "JOSE", dependencies: ["WalletCrypto", "WalletRuntime", "CZlib"]),
         .target(name: "COSE", dependencies: ["CBOR", "WalletCrypto"]),
 
-        .executableTarget(name: "wallet", dependencies: ["CBOR", "WalletCrypto", "WalletRuntime"]),
+        .executableTarget(name: "wallet", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
         .executableTarget(name: "wallet-bench", dependencies: ["CBOR", "WalletCrypto"],
                           path: "Benchmarks/wallet-bench"),
 
@@ -39,6 +39,7 @@ let package = Package(
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "COSETests", dependencies: ["COSE", "CBOR", "WalletCrypto"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime"]),
+        .testTarget(name: "walletTests", dependencies: ["wallet", "WalletRuntime"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]

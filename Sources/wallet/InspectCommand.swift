@@ -13,7 +13,7 @@ enum InspectCommand {
             switch argument {
             case "--compact": compact = true
             case "--no-expand": expand = false
-            case let flag where flag.hasPrefix("--"): throw .usage("unknown option \(flag)")
+            case let flag where flag.hasPrefix("--") && !flag.hasPrefix("---"): throw .usage("unknown option \(flag)")
             default: inputs.append(argument)
             }
         }
@@ -35,7 +35,11 @@ enum InspectCommand {
         } catch {
             throw .input("\(source.origin) is not CBOR, a JWT/JWE, PEM or an X.509 certificate (CBOR: \(error))")
         }
-        return item.diagnostic(options: options)
+        var output = item.diagnostic(options: options)
+        for (path, lines) in COSESummary.find(in: item, diagnostic: options) {
+            output += "\n\n" + (path.isEmpty ? "" : "at \(path): ") + lines.joined(separator: "\n")
+        }
+        return output
     }
 
     private static func pem(_ text: String) throws(CLIError) -> String {

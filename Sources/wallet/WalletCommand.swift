@@ -14,6 +14,7 @@ struct WalletCommand {
           --no-expand            leave tag-24 embedded CBOR as bytes
       cbor diag <input>          CBOR diagnostic notation (tag-24 items expanded)
       cbor canonical <input>     re-encode CBOR deterministically (RFC 8949 §4.2.1), as hex
+      interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
     <input> is a file path, - for standard input, or the data itself as hex, base64url,
@@ -23,6 +24,9 @@ struct WalletCommand {
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "interop" {
+            exit(await InteropCommand.run(Array(arguments.dropFirst())))
+        }
         do {
             let output = try await run(arguments)
             if !output.isEmpty { print(output) }
@@ -41,7 +45,6 @@ struct WalletCommand {
         switch command {
         case "inspect": return try InspectCommand.run(rest)
         case "cbor": return try CBORCommand.run(rest)
-        case "interop": return try InteropCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")
         }

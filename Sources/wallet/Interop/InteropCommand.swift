@@ -1,0 +1,14 @@
+/// `wallet interop <area> ...`: the machine-readable entry points that the scripts
+/// in `Tests/Interop` drive to cross-check the SDK with independent
+/// implementations. Each area prints its own output and returns the exit status.
+enum InteropCommand {
+    static func run(_ arguments: [String]) async -> Int32 {
+        let rest = Array(arguments.dropFirst())
+        switch arguments.first {
+        case "cose": return await COSEInteropCommand.run(rest)
+        default:
+            print("usage: wallet interop cose <subcommand> ...")
+            return 2
+        }
+    }
+}
