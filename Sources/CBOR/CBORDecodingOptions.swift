@@ -30,8 +30,11 @@ public struct CBORDecodingOptions: Sendable, Hashable {
     /// Keys are compared as received.
     public var requireSortedMapKeys: Bool
 
-    /// The hard ceiling on ``maxDepth``; the decoder recurses once per level.
-    public static let maxSupportedDepth = 2048
+    /// The hard ceiling on ``maxDepth``. The decoder, the encoder and the diagnostic
+    /// printer recurse once per level, so the ceiling keeps the deepest accepted value
+    /// within a 512 KiB thread stack (the size of secondary threads on Apple platforms)
+    /// even in unoptimised, sanitizer-instrumented builds.
+    public static let maxSupportedDepth = 512
 
     /// Creates options; the defaults accept any well-formed input up to 64 MiB with at
     /// most 256 nested levels and 4,194,304 items, and reject duplicate map keys.
