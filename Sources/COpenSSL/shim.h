@@ -42,4 +42,14 @@ static inline unsigned long wallet_ERR_get_error(void) { return ERR_get_error();
 static inline void wallet_OPENSSL_cleanse(void *p, size_t n) { OPENSSL_cleanse(p, n); }
 static inline void wallet_OPENSSL_free(void *p) { OPENSSL_free(p); }
 
+// WalletCrypto primitives: key-selection masks are multi-line macros Swift does not import.
+static inline int wallet_EVP_PKEY_KEYPAIR(void) { return EVP_PKEY_KEYPAIR; }
+static inline int wallet_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY; }
+
+// WalletCrypto X509 builder: stack macros for GeneralNames and EKU OIDs.
+static inline STACK_OF(GENERAL_NAME) *wallet_sk_GENERAL_NAME_new_null(void) { return sk_GENERAL_NAME_new_null(); }
+static inline int wallet_sk_GENERAL_NAME_push(STACK_OF(GENERAL_NAME) *sk, GENERAL_NAME *n) { return sk_GENERAL_NAME_push(sk, n); }
+static inline STACK_OF(ASN1_OBJECT) *wallet_sk_ASN1_OBJECT_new_null(void) { return sk_ASN1_OBJECT_new_null(); }
+static inline int wallet_sk_ASN1_OBJECT_push(STACK_OF(ASN1_OBJECT) *sk, ASN1_OBJECT *o) { return sk_ASN1_OBJECT_push(sk, o); }
+
 #endif

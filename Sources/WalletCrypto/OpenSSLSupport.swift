@@ -25,3 +25,289 @@ func openSSLReason() -> String {
 func openSSLError(_ function: String) -> CryptoError {
     .openSSL(function: function, reason: openSSLReason())
 }
+
+// MARK: - Buffers
+
+/// Overwrites `bytes` with zeros in a way the optimiser cannot drop (`OPENSSL_cleanse`).
+func secureZero(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { buffer in
+        if let base = buffer.baseAddress, buffer.count > 0 { wallet_OPENSSL_cleanse(base, buffer.count) }
+    }
+}
+
+/// Calls `body` with a pointer that is never null (an empty array yields a
+/// pointer to a dummy byte and a count of 0), as several libcrypto calls require.
+func withBytes<R>(_ bytes: [UInt8], _ body: (UnsafePointer<UInt8>, Int) throws -> R) rethrows -> R {
+    try bytes.withUnsafeBufferPointer { buffer in
+        if let base = buffer.baseAddress, buffer.count > 0 { return try body(base, buffer.count) }
+        let dummy: UInt8 = 0
+        return try withUnsafePointer(to: dummy) { try body($0, 0) }
+    }
+}
+
+/// `bytes.count` as a C `int`, or a typed error when the input is too large for libcrypto.
+func cInt(_ count: Int, _ what: String) throws -> Int32 {
+    guard count >= 0, count <= Int(Int32.max) else {
+        throw CryptoError.invalidLength(what: what, expected: "at most \(Int32.max) bytes", actual: count)
+    }
+    return Int32(count)
+}
+
+// MARK: - OSSL_PARAM
+
+/// One entry of an `OSSL_PARAM` array built by `withOSSLParams`.
+enum OSSLParam {
+    /// A UTF-8 string parameter.
+    case utf8(String, String)
+    /// An octet-string parameter (may be key material; it is cleansed after use).
+    case octets(String, [UInt8])
+    /// An unsigned big-endian integer parameter (passed as a BIGNUM; cleansed after use).
+    case unsignedInteger(String, [UInt8])
+}
+
+/// Builds an `OSSL_PARAM` array from `items` with `OSSL_PARAM_BLD`, calls `body` with it,
+/// then cleanses every copy of the values and frees everything on every path.
+func withOSSLParams<R>(_ items: [OSSLParam], _ body: (UnsafeMutablePointer<OSSL_PARAM>) throws -> R) throws -> R {
+    guard let builder = OSSL_PARAM_BLD_new() else { throw openSSLError("OSSL_PARAM_BLD_new") }
+    defer { OSSL_PARAM_BLD_free(builder) }
+    // OSSL_PARAM_BLD keeps pointers to keys and values until OSSL_PARAM_BLD_to_param, so
+    // every one of them is copied into memory owned here and released after that call.
+    var allocations: [(UnsafeMutableRawPointer, Int)] = []
+    var bignums: [OpaquePointer] = []
+    defer {
+        for (pointer, size) in allocations {
+            wallet_OPENSSL_cleanse(pointer, size)
+            pointer.deallocate()
+        }
+        for bignum in bignums { BN_clear_free(bignum) }
+    }
+    func copyCString(_ text: String) -> UnsafeMutablePointer<CChar> {
+        let utf8 = Array(text.utf8CString)
+        let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: utf8.count)
+        pointer.initialize(from: utf8, count: utf8.count)
+        allocations.append((UnsafeMutableRawPointer(pointer), utf8.count))
+        return pointer
+    }
+    func copyBytes(_ bytes: [UInt8]) -> UnsafeMutablePointer<UInt8> {
+        let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: max(bytes.count, 1))
+        pointer.initialize(repeating: 0, count: max(bytes.count, 1))
+        if !bytes.isEmpty { pointer.update(from: bytes, count: bytes.count) }
+        allocations.append((UnsafeMutableRawPointer(pointer), max(bytes.count, 1)))
+        return pointer
+    }
+    for item in items {
+        switch item {
+        case let .utf8(key, value):
+            guard OSSL_PARAM_BLD_push_utf8_string(builder, copyCString(key), copyCString(value), 0) == 1 else {
+                throw openSSLError("OSSL_PARAM_BLD_push_utf8_string")
+            }
+        case let .octets(key, value):
+            guard OSSL_PARAM_BLD_push_octet_string(builder, copyCString(key), copyBytes(value), value.count) == 1 else {
+                throw openSSLError("OSSL_PARAM_BLD_push_octet_string")
+            }
+        case let .unsignedInteger(key, value):
+            let length = try cInt(value.count, key)
+            guard let bignum = BN_secure_new() else { throw openSSLError("BN_secure_new") }
+            bignums.append(bignum)
+            guard withBytes(value, { pointer, _ in BN_bin2bn(pointer, length, bignum) }) != nil else { throw openSSLError("BN_bin2bn") }
+            guard OSSL_PARAM_BLD_push_BN(builder, copyCString(key), bignum) == 1 else {
+                throw openSSLError("OSSL_PARAM_BLD_push_BN")
+            }
+        }
+    }
+    guard let params = OSSL_PARAM_BLD_to_param(builder) else { throw openSSLError("OSSL_PARAM_BLD_to_param") }
+    defer {
+        var cursor = params
+        while cursor.pointee.key != nil {
+            if let data = cursor.pointee.data, cursor.pointee.data_size > 0 {
+                wallet_OPENSSL_cleanse(data, cursor.pointee.data_size)
+            }
+            cursor += 1
+        }
+        OSSL_PARAM_free(params)
+    }
+    return try body(params)
+}
+
+// MARK: - EVP_PKEY helpers
+
+extension EVPKey {
+    /// Whether the key is of the given OpenSSL key type ("EC", "ED25519").
+    func isA(_ type: String) -> Bool { EVP_PKEY_is_a(pointer, type) == 1 }
+
+    /// A UTF-8 string parameter of the key (such as the EC group name), if present.
+    func utf8Parameter(_ name: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 80)
+        var length = 0
+        guard EVP_PKEY_get_utf8_string_param(pointer, name, &buffer, buffer.count, &length) == 1 else {
+            ERR_clear_error()
+            return nil
+        }
+        return String(decoding: buffer.prefix(min(length, buffer.count)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// An unsigned integer parameter of the key as `width` big-endian bytes (left-padded).
+    func integerParameter(_ name: String, width: Int) throws -> [UInt8] {
+        var bignum: OpaquePointer? = nil
+        guard EVP_PKEY_get_bn_param(pointer, name, &bignum) == 1, let bignum else {
+            throw openSSLError("EVP_PKEY_get_bn_param(\(name))")
+        }
+        defer { BN_clear_free(bignum) }
+        guard (Int(BN_num_bits(bignum)) + 7) / 8 <= width else {
+            throw CryptoError.invalidKey("\(name) is longer than \(width) bytes")
+        }
+        var output = [UInt8](repeating: 0, count: width)
+        guard BN_bn2binpad(bignum, &output, Int32(width)) == Int32(width) else {
+            secureZero(&output)
+            throw openSSLError("BN_bn2binpad")
+        }
+        return output
+    }
+
+    /// The raw public or private key bytes of an Ed25519 key.
+    func rawKey(private isPrivate: Bool) throws -> [UInt8] {
+        var length = 0
+        let sizeCall = isPrivate
+            ? EVP_PKEY_get_raw_private_key(pointer, nil, &length)
+            : EVP_PKEY_get_raw_public_key(pointer, nil, &length)
+        guard sizeCall == 1 else { throw openSSLError("EVP_PKEY_get_raw_key") }
+        var output = [UInt8](repeating: 0, count: length)
+        let call = isPrivate
+            ? EVP_PKEY_get_raw_private_key(pointer, &output, &length)
+            : EVP_PKEY_get_raw_public_key(pointer, &output, &length)
+        guard call == 1 else {
+            secureZero(&output)
+            throw openSSLError("EVP_PKEY_get_raw_key")
+        }
+        return Array(output.prefix(length))
+    }
+
+    /// The DER SubjectPublicKeyInfo of the key.
+    func subjectPublicKeyInfoDER() throws -> [UInt8] {
+        let length = i2d_PUBKEY(pointer, nil)
+        guard length > 0 else { throw openSSLError("i2d_PUBKEY") }
+        var output = [UInt8](repeating: 0, count: Int(length))
+        let written = output.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d_PUBKEY(pointer, &cursor)
+        }
+        guard written == length else { throw openSSLError("i2d_PUBKEY") }
+        return output
+    }
+
+    /// Encodes the key with an `OSSL_ENCODER` (`format` "DER" or "PEM", `structure` such as
+    /// "PrivateKeyInfo" or "SubjectPublicKeyInfo"). The libcrypto copy is cleansed before it is freed.
+    func encoded(selection: Int32, format: String, structure: String) throws -> [UInt8] {
+        guard let context = OSSL_ENCODER_CTX_new_for_pkey(pointer, selection, format, structure, nil) else {
+            throw openSSLError("OSSL_ENCODER_CTX_new_for_pkey")
+        }
+        defer { OSSL_ENCODER_CTX_free(context) }
+        var data: UnsafeMutablePointer<UInt8>? = nil
+        var length = 0
+        guard OSSL_ENCODER_to_data(context, &data, &length) == 1, let data else {
+            throw openSSLError("OSSL_ENCODER_to_data")
+        }
+        defer {
+            wallet_OPENSSL_cleanse(data, length)
+            wallet_OPENSSL_free(data)
+        }
+        return Array(UnsafeBufferPointer(start: data, count: length))
+    }
+
+    /// Decodes a DER SubjectPublicKeyInfo; trailing bytes are rejected.
+    static func fromSubjectPublicKeyInfo(_ der: [UInt8]) throws -> EVPKey {
+        guard !der.isEmpty else { throw CryptoError.malformedEncoding("empty SubjectPublicKeyInfo") }
+        return try der.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { throw CryptoError.malformedEncoding("empty SubjectPublicKeyInfo") }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let key = d2i_PUBKEY(nil, &cursor, buffer.count) else {
+                throw CryptoError.malformedEncoding("SubjectPublicKeyInfo: \(openSSLReason())")
+            }
+            let evpKey = EVPKey(taking: key)
+            guard let cursor, cursor - base == buffer.count else {
+                throw CryptoError.malformedEncoding("trailing bytes after SubjectPublicKeyInfo")
+            }
+            return evpKey
+        }
+    }
+
+    /// Decodes a DER PKCS#8 PrivateKeyInfo (or a traditional key); trailing bytes are rejected.
+    static func fromPrivateKeyDER(_ der: [UInt8]) throws -> EVPKey {
+        guard !der.isEmpty else { throw CryptoError.malformedEncoding("empty private key") }
+        return try der.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { throw CryptoError.malformedEncoding("empty private key") }
+            var cursor: UnsafePointer<UInt8>? = base
+            guard let key = d2i_AutoPrivateKey(nil, &cursor, buffer.count) else {
+                throw CryptoError.malformedEncoding("private key: \(openSSLReason())")
+            }
+            let evpKey = EVPKey(taking: key)
+            guard let cursor, cursor - base == buffer.count else {
+                throw CryptoError.malformedEncoding("trailing bytes after private key")
+            }
+            return evpKey
+        }
+    }
+
+    /// Reads the first PEM key block of `pem` ("PUBLIC KEY", or a private-key block when
+    /// `private` is true). Encrypted PEM is refused: no passphrase prompt is ever shown.
+    static func fromPEM(_ pem: String, private isPrivate: Bool) throws -> EVPKey {
+        let bytes = Array(pem.utf8)
+        guard !bytes.isEmpty, let length = try? cInt(bytes.count, "PEM") else {
+            throw CryptoError.malformedEncoding("empty or oversized PEM")
+        }
+        return try bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress, let bio = BIO_new_mem_buf(base, length) else {
+                throw openSSLError("BIO_new_mem_buf")
+            }
+            defer { BIO_free(bio) }
+            let key = isPrivate
+                ? PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in -1 }, nil)
+                : PEM_read_bio_PUBKEY(bio, nil, { _, _, _, _ in -1 }, nil)
+            guard let key else { throw CryptoError.malformedEncoding("PEM: \(openSSLReason())") }
+            return EVPKey(taking: key)
+        }
+    }
+
+    /// Runs OpenSSL's full public-key validation (on the curve, not infinity, right order).
+    func checkPublicKey() throws {
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else {
+            throw openSSLError("EVP_PKEY_CTX_new_from_pkey")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_public_check(context) == 1 else {
+            throw CryptoError.invalidKey("public key check failed: \(openSSLReason())")
+        }
+    }
+
+    /// Signs `message` with `EVP_DigestSign` (`digest` nil for EdDSA).
+    func sign(_ message: [UInt8], digest: OpaquePointer?) throws -> [UInt8] {
+        guard let context = EVP_MD_CTX_new() else { throw openSSLError("EVP_MD_CTX_new") }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, digest, nil, pointer) == 1 else {
+            throw openSSLError("EVP_DigestSignInit")
+        }
+        return try withBytes(message) { data, count in
+            var length = 0
+            guard EVP_DigestSign(context, nil, &length, data, count) == 1 else {
+                throw openSSLError("EVP_DigestSign")
+            }
+            var signature = [UInt8](repeating: 0, count: length)
+            guard EVP_DigestSign(context, &signature, &length, data, count) == 1 else {
+                throw openSSLError("EVP_DigestSign")
+            }
+            return Array(signature.prefix(length))
+        }
+    }
+
+    /// Verifies `signature` over `message` with `EVP_DigestVerify` (`digest` nil for EdDSA).
+    func verify(_ signature: [UInt8], message: [UInt8], digest: OpaquePointer?) -> Bool {
+        guard let context = EVP_MD_CTX_new() else { ERR_clear_error(); return false }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, digest, nil, pointer) == 1 else { ERR_clear_error(); return false }
+        let result = withBytes(signature) { sig, sigCount in
+            withBytes(message) { data, count in EVP_DigestVerify(context, sig, sigCount, data, count) }
+        }
+        ERR_clear_error()
+        return result == 1
+    }
+}

@@ -1,0 +1,72 @@
+import COpenSSL
+
+/// HKDF (RFC 5869) over SHA-2, computed with libcrypto's `EVP_KDF` "HKDF".
+public enum HKDF {
+    /// Extract-then-expand: `outputByteCount` bytes of key material derived from
+    /// `inputKeyMaterial`. An empty `salt` means the RFC default (HashLen zero bytes).
+    /// `outputByteCount` must be in 1...255 × digest length.
+    public static func deriveKey(
+        inputKeyMaterial: [UInt8], salt: [UInt8] = [], info: [UInt8] = [],
+        outputByteCount: Int, hash: HashAlgorithm = .sha256
+    ) throws -> [UInt8] {
+        try checkOutputLength(outputByteCount, hash: hash)
+        var items: [OSSLParam] = [
+            .utf8("mode", "EXTRACT_AND_EXPAND"), .utf8("digest", hash.openSSLName),
+            .octets("key", inputKeyMaterial),
+        ]
+        if !salt.isEmpty { items.append(.octets("salt", salt)) }
+        if !info.isEmpty { items.append(.octets("info", info)) }
+        return try derive(items, count: outputByteCount)
+    }
+
+    /// The extract step alone: the pseudorandom key PRK = HMAC-Hash(salt, IKM), digest-length bytes.
+    public static func extract(
+        inputKeyMaterial: [UInt8], salt: [UInt8] = [], hash: HashAlgorithm = .sha256
+    ) throws -> [UInt8] {
+        var items: [OSSLParam] = [
+            .utf8("mode", "EXTRACT_ONLY"), .utf8("digest", hash.openSSLName), .octets("key", inputKeyMaterial),
+        ]
+        if !salt.isEmpty { items.append(.octets("salt", salt)) }
+        return try derive(items, count: hash.digestByteCount)
+    }
+
+    /// The expand step alone: `outputByteCount` bytes from a pseudorandom key and `info`.
+    /// The PRK must be at least one digest long (RFC 5869 §2.3).
+    public static func expand(
+        pseudoRandomKey: [UInt8], info: [UInt8] = [], outputByteCount: Int, hash: HashAlgorithm = .sha256
+    ) throws -> [UInt8] {
+        try checkOutputLength(outputByteCount, hash: hash)
+        guard pseudoRandomKey.count >= hash.digestByteCount else {
+            throw CryptoError.invalidLength(
+                what: "HKDF pseudorandom key", expected: "at least \(hash.digestByteCount) bytes",
+                actual: pseudoRandomKey.count)
+        }
+        var items: [OSSLParam] = [
+            .utf8("mode", "EXPAND_ONLY"), .utf8("digest", hash.openSSLName), .octets("key", pseudoRandomKey),
+        ]
+        if !info.isEmpty { items.append(.octets("info", info)) }
+        return try derive(items, count: outputByteCount)
+    }
+
+    private static func checkOutputLength(_ count: Int, hash: HashAlgorithm) throws {
+        let maximum = 255 * hash.digestByteCount
+        guard count >= 1, count <= maximum else {
+            throw CryptoError.invalidLength(what: "HKDF output", expected: "1...\(maximum) bytes", actual: count)
+        }
+    }
+
+    private static func derive(_ items: [OSSLParam], count: Int) throws -> [UInt8] {
+        guard let kdf = EVP_KDF_fetch(nil, "HKDF", nil) else { throw openSSLError("EVP_KDF_fetch") }
+        defer { EVP_KDF_free(kdf) }
+        guard let context = EVP_KDF_CTX_new(kdf) else { throw openSSLError("EVP_KDF_CTX_new") }
+        defer { EVP_KDF_CTX_free(context) }
+        var output = [UInt8](repeating: 0, count: count)
+        try withOSSLParams(items) { params in
+            guard EVP_KDF_derive(context, &output, count, params) == 1 else {
+                secureZero(&output)
+                throw openSSLError("EVP_KDF_derive")
+            }
+        }
+        return output
+    }
+}
