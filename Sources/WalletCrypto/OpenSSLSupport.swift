@@ -311,3 +311,15 @@ extension EVPKey {
         return result == 1
     }
 }
+
+/// Lowercase hex of `bytes` (for descriptions of public values only).
+func hexString(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef")
+    var text = ""
+    text.reserveCapacity(bytes.count * 2)
+    for byte in bytes {
+        text.append(digits[Int(byte >> 4)])
+        text.append(digits[Int(byte & 0x0f)])
+    }
+    return text
+}

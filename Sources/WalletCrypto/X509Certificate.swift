@@ -139,6 +139,20 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(derEncoded)
     }
 
+    /// The certified public key (EC on P-256/P-384/P-521, or Ed25519); other key
+    /// types throw `CryptoError.unsupportedAlgorithm`.
+    public var publicKey: PublicKey {
+        get throws(CryptoError) {
+            do {
+                return try PublicKey(spkiDER: subjectPublicKeyInfoDER)
+            } catch let error as CryptoError {
+                throw error
+            } catch {
+                throw .invalidCertificate("unreadable public key: \(error)")
+            }
+        }
+    }
+
     /// The serial number as lowercase hex (magnitude, no separators).
     public var serialNumberHex: String { x509HexString(serialNumber) }
 

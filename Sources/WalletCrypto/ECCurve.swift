@@ -1,0 +1,148 @@
+import COpenSSL
+
+/// A NIST prime curve supported for ECDSA and ECDH. Raw values are the JOSE/COSE curve names.
+public enum ECCurve: String, Sendable, CaseIterable {
+    /// NIST P-256 (secp256r1, prime256v1).
+    case p256 = "P-256"
+    /// NIST P-384 (secp384r1).
+    case p384 = "P-384"
+    /// NIST P-521 (secp521r1).
+    case p521 = "P-521"
+
+    /// The byte length of one field element (a coordinate), of the private scalar, and of
+    /// each half of a raw r||s signature: 32, 48 or 66.
+    public var coordinateByteCount: Int {
+        switch self {
+        case .p256: 32
+        case .p384: 48
+        case .p521: 66
+        }
+    }
+
+    /// The hash ECDSA uses with this curve by default (ES256/ES384/ES512).
+    public var signatureHashAlgorithm: HashAlgorithm {
+        switch self {
+        case .p256: .sha256
+        case .p384: .sha384
+        case .p521: .sha512
+        }
+    }
+
+    /// The OpenSSL group name.
+    var groupName: String {
+        switch self {
+        case .p256: "prime256v1"
+        case .p384: "secp384r1"
+        case .p521: "secp521r1"
+        }
+    }
+
+    /// The OpenSSL NID of the curve.
+    var nid: Int32 {
+        switch self {
+        case .p256: NID_X9_62_prime256v1
+        case .p384: NID_secp384r1
+        case .p521: NID_secp521r1
+        }
+    }
+
+    /// The curve for an OpenSSL group name, or nil for any other group.
+    init?(groupName: String) {
+        switch groupName {
+        case "prime256v1", "P-256", "secp256r1": self = .p256
+        case "secp384r1", "P-384": self = .p384
+        case "secp521r1", "P-521": self = .p521
+        default: return nil
+        }
+    }
+
+    /// The curve of an EC `EVP_PKEY`, or a typed error for other key types and curves.
+    init(of key: EVPKey) throws {
+        guard key.isA("EC") else { throw CryptoError.unsupportedAlgorithm("not an EC key") }
+        guard let name = key.utf8Parameter("group"), let curve = ECCurve(groupName: name) else {
+            throw CryptoError.unsupportedAlgorithm("unsupported EC group")
+        }
+        self = curve
+    }
+
+    /// Imports a public point (SEC1, compressed or uncompressed) on this curve and validates it.
+    func importPublicPoint(_ point: [UInt8]) throws -> EVPKey {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            throw openSSLError("EVP_PKEY_CTX_new_from_name")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_fromdata_init(context) == 1 else { throw openSSLError("EVP_PKEY_fromdata_init") }
+        var imported: OpaquePointer? = nil
+        try withOSSLParams([.utf8("group", groupName), .octets("pub", point)]) { params in
+            guard EVP_PKEY_fromdata(context, &imported, wallet_EVP_PKEY_PUBLIC_KEY(), params) == 1 else {
+                throw CryptoError.invalidKey("not a point on \(rawValue): \(openSSLReason())")
+            }
+        }
+        guard let imported else { throw CryptoError.invalidKey("EC point import returned no key") }
+        let key = EVPKey(taking: imported)
+        try key.checkPublicKey()
+        return key
+    }
+
+    /// Imports a private scalar `d` (exactly `coordinateByteCount` bytes, 0 < d < n), computing
+    /// the public point d·G with `EC_POINT_mul`. Returns the key pair.
+    func importPrivateScalar(_ scalar: [UInt8]) throws -> EVPKey {
+        guard scalar.count == coordinateByteCount else {
+            throw CryptoError.invalidLength(
+                what: "\(rawValue) private scalar", expected: "\(coordinateByteCount) bytes", actual: scalar.count)
+        }
+        guard let group = EC_GROUP_new_by_curve_name(nid) else { throw openSSLError("EC_GROUP_new_by_curve_name") }
+        defer { EC_GROUP_free(group) }
+        guard let order = EC_GROUP_get0_order(group) else { throw openSSLError("EC_GROUP_get0_order") }
+        guard let bnContext = BN_CTX_secure_new() else { throw openSSLError("BN_CTX_secure_new") }
+        defer { BN_CTX_free(bnContext) }
+        guard let d = BN_secure_new() else { throw openSSLError("BN_secure_new") }
+        defer { BN_clear_free(d) }
+        guard withBytes(scalar, { pointer, count in BN_bin2bn(pointer, Int32(count), d) }) != nil else {
+            throw openSSLError("BN_bin2bn")
+        }
+        guard BN_is_zero(d) == 0, BN_cmp(d, order) < 0 else {
+            throw CryptoError.invalidKey("\(rawValue) private scalar is not in 1..<n")
+        }
+        guard let point = EC_POINT_new(group) else { throw openSSLError("EC_POINT_new") }
+        defer { EC_POINT_clear_free(point) }
+        guard EC_POINT_mul(group, point, d, nil, nil, bnContext) == 1 else { throw openSSLError("EC_POINT_mul") }
+        var encoded = [UInt8](repeating: 0, count: 1 + 2 * coordinateByteCount)
+        guard EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &encoded, encoded.count, bnContext)
+            == encoded.count
+        else { throw openSSLError("EC_POINT_point2oct") }
+
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            throw openSSLError("EVP_PKEY_CTX_new_from_name")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_fromdata_init(context) == 1 else { throw openSSLError("EVP_PKEY_fromdata_init") }
+        var imported: OpaquePointer? = nil
+        try withOSSLParams([
+            .utf8("group", groupName), .unsignedInteger("priv", scalar), .octets("pub", encoded),
+        ]) { params in
+            guard EVP_PKEY_fromdata(context, &imported, wallet_EVP_PKEY_KEYPAIR(), params) == 1 else {
+                throw CryptoError.invalidKey("EC private key import failed: \(openSSLReason())")
+            }
+        }
+        guard let imported else { throw CryptoError.invalidKey("EC private key import returned no key") }
+        return EVPKey(taking: imported)
+    }
+
+    /// Generates a fresh key pair on this curve.
+    func generateKey() throws -> EVPKey {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            throw openSSLError("EVP_PKEY_CTX_new_from_name")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1 else { throw openSSLError("EVP_PKEY_keygen_init") }
+        guard EVP_PKEY_CTX_set_group_name(context, groupName) == 1 else {
+            throw openSSLError("EVP_PKEY_CTX_set_group_name")
+        }
+        var generated: OpaquePointer? = nil
+        guard EVP_PKEY_generate(context, &generated) == 1, let generated else {
+            throw openSSLError("EVP_PKEY_generate")
+        }
+        return EVPKey(taking: generated)
+    }
+}

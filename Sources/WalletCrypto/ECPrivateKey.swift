@@ -1,0 +1,124 @@
+import COpenSSL
+
+/// An elliptic-curve private key on P-256, P-384 or P-521 for ECDSA signing and ECDH.
+///
+/// Its `description` never shows key material. It acts directly as a `KeyAgreement`; wrap it
+/// in `SoftwareSigner` to use it as a `Signer`.
+public struct ECPrivateKey: Sendable, KeyAgreement, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+    /// The libcrypto key pair (used by the X.509 code to sign certificates).
+    let key: EVPKey
+    /// The curve of the key.
+    public let curve: ECCurve
+    /// The matching public key.
+    public let publicKey: ECPublicKey
+
+    /// Generates a new random key on `curve`.
+    public static func generate(curve: ECCurve) throws -> ECPrivateKey {
+        try ECPrivateKey(key: curve.generateKey(), curve: curve)
+    }
+
+    /// Imports the private scalar d: exactly `curve.coordinateByteCount` big-endian bytes with
+    /// 0 < d < n. The public key is computed from it.
+    public init(rawRepresentation scalar: [UInt8], curve: ECCurve) throws {
+        try self.init(key: curve.importPrivateScalar(scalar), curve: curve)
+    }
+
+    /// Same as `init(rawRepresentation:curve:)`.
+    public init(d scalar: [UInt8], curve: ECCurve) throws {
+        try self.init(rawRepresentation: scalar, curve: curve)
+    }
+
+    /// Imports a DER PKCS#8 PrivateKeyInfo (an RFC 5915 ECPrivateKey is accepted too).
+    public init(pkcs8DER: [UInt8]) throws {
+        try self.init(decoded: EVPKey.fromPrivateKeyDER(pkcs8DER))
+    }
+
+    /// Imports a PEM "PRIVATE KEY" (or "EC PRIVATE KEY") block. Encrypted PEM is refused.
+    public init(pem: String) throws {
+        try self.init(decoded: EVPKey.fromPEM(pem, private: true))
+    }
+
+    /// Re-imports a decoded key from its scalar so that the stored key is canonical.
+    private init(decoded: EVPKey) throws {
+        let curve = try ECCurve(of: decoded)
+        var scalar = try decoded.integerParameter("priv", width: curve.coordinateByteCount)
+        defer { secureZero(&scalar) }
+        try self.init(rawRepresentation: scalar, curve: curve)
+    }
+
+    private init(key: EVPKey, curve: ECCurve) throws {
+        let n = curve.coordinateByteCount
+        self.key = key
+        self.curve = curve
+        self.publicKey = try ECPublicKey(
+            x: key.integerParameter("qx", width: n), y: key.integerParameter("qy", width: n), curve: curve)
+    }
+
+    /// EXPORTS SECRET KEY MATERIAL: the private scalar d as `curve.coordinateByteCount` bytes.
+    /// Exists for persisting software keys (SoftwareSecureArea); callers must protect and
+    /// clear the returned bytes.
+    public func rawScalar() throws -> [UInt8] {
+        try key.integerParameter("priv", width: curve.coordinateByteCount)
+    }
+
+    /// EXPORTS SECRET KEY MATERIAL: the key as DER PKCS#8 PrivateKeyInfo. Exists for
+    /// persisting software keys (SoftwareSecureArea); callers must protect the returned bytes.
+    public func pkcs8DER() throws -> [UInt8] {
+        try key.encoded(selection: wallet_EVP_PKEY_KEYPAIR(), format: "DER", structure: "PrivateKeyInfo")
+    }
+
+    /// The JOSE algorithm that signs with this key's curve and its natural hash.
+    public var signatureAlgorithm: SignatureAlgorithm {
+        switch curve {
+        case .p256: .es256
+        case .p384: .es384
+        case .p521: .es512
+        }
+    }
+
+    /// Signs `message` with ECDSA, hashing it with the curve's hash (P-256: SHA-256,
+    /// P-384: SHA-384, P-521: SHA-512).
+    public func signature(for message: [UInt8]) throws -> ECDSASignature {
+        try signature(for: message, hash: curve.signatureHashAlgorithm)
+    }
+
+    /// Signs `message` with ECDSA, hashing it with `hash`.
+    public func signature(for message: [UInt8], hash: HashAlgorithm) throws -> ECDSASignature {
+        try ECDSASignature(derRepresentation: key.sign(message, digest: hash.evpMD))
+    }
+
+    /// ECDH: the x coordinate of d·Peer, `curve.coordinateByteCount` bytes. The peer must be on
+    /// the same curve (`CryptoError.invalidKey` otherwise); peer keys were validated on import.
+    public func sharedSecret(with peer: ECPublicKey) throws -> [UInt8] {
+        guard peer.curve == curve else {
+            throw CryptoError.invalidKey("peer key is on \(peer.curve.rawValue), not \(curve.rawValue)")
+        }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
+            throw openSSLError("EVP_PKEY_CTX_new_from_pkey")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_derive_init(context) == 1 else { throw openSSLError("EVP_PKEY_derive_init") }
+        guard EVP_PKEY_derive_set_peer(context, peer.key.pointer) == 1 else {
+            throw CryptoError.invalidKey("peer key rejected: \(openSSLReason())")
+        }
+        var length = 0
+        guard EVP_PKEY_derive(context, nil, &length) == 1 else { throw openSSLError("EVP_PKEY_derive") }
+        var secret = [UInt8](repeating: 0, count: length)
+        guard EVP_PKEY_derive(context, &secret, &length) == 1, length == curve.coordinateByteCount else {
+            secureZero(&secret)
+            throw openSSLError("EVP_PKEY_derive")
+        }
+        return secret
+    }
+
+    /// A redacted description: the curve only, never key material.
+    public var description: String { "ECPrivateKey(\(curve.rawValue), <redacted>)" }
+
+    /// A redacted description: the curve only, never key material.
+    public var debugDescription: String { description }
+
+    /// A mirror without children, so `dump` cannot reveal key material.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
+}
