@@ -122,12 +122,14 @@ public enum JSONValue: Sendable, Equatable, Hashable {
     }
 }
 
-extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, ExpressibleByNilLiteral {
     /// A string value.
     public init(stringLiteral value: String) { self = .string(value) }
     /// An integer value.
     public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// A non-integer number.
+    public init(floatLiteral value: Double) { self = .number(value) }
     /// A boolean value.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     /// An array value.

@@ -99,8 +99,9 @@ public struct JWK: Sendable, Equatable, Hashable {
     /// The base64url member `name` decoded (optionally of exactly `length` bytes).
     func bytes(_ name: String, length: Int? = nil) throws(JOSEError) -> [UInt8] {
         guard let text = members[name]?.stringValue else { throw .invalidKey("\(name) missing or not a string") }
-        guard let decoded = Base64URL.decode(text), !text.hasSuffix("=") else {
-            throw .invalidKey("\(name) is not unpadded base64url")
+        // Canonical only: unused trailing bits must be zero, so one key has one spelling.
+        guard let decoded = Base64URL.decode(text), Base64URL.encode(decoded) == text else {
+            throw .invalidKey("\(name) is not canonical unpadded base64url")
         }
         if let length, decoded.count != length {
             throw .invalidKey("\(name) has \(decoded.count) bytes, expected \(length)")
