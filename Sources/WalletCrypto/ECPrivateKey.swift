@@ -66,7 +66,7 @@ public struct ECPrivateKey: Sendable, KeyAgreement, CustomStringConvertible, Cus
     /// EXPORTS SECRET KEY MATERIAL: the key as DER PKCS#8 PrivateKeyInfo. Exists for
     /// persisting software keys (SoftwareSecureArea); callers must protect the returned bytes.
     public func pkcs8DER() throws -> [UInt8] {
-        try key.encoded(selection: wallet_EVP_PKEY_KEYPAIR(), format: "DER", structure: "PrivateKeyInfo")
+        try key.privateKeyInfoDER()
     }
 
     /// The JOSE algorithm that signs with this key's curve and its natural hash.

@@ -87,11 +87,7 @@ public struct ECPublicKey: Sendable, Equatable, CustomStringConvertible {
 
     /// The PEM "PUBLIC KEY" encoding.
     public var pem: String {
-        get throws {
-            let bytes = try key.encoded(
-                selection: wallet_EVP_PKEY_PUBLIC_KEY(), format: "PEM", structure: "SubjectPublicKeyInfo")
-            return String(decoding: bytes, as: UTF8.self)
-        }
+        get throws { try key.subjectPublicKeyInfoPEM() }
     }
 
     /// Whether `signature` is a valid ECDSA signature of `message` hashed with the curve's

@@ -59,7 +59,7 @@ public struct Ed25519PrivateKey: Sendable, CustomStringConvertible, CustomDebugS
     /// EXPORTS SECRET KEY MATERIAL: the key as DER PKCS#8 PrivateKeyInfo. Exists for
     /// persisting software keys (SoftwareSecureArea); callers must protect the returned bytes.
     public func pkcs8DER() throws -> [UInt8] {
-        try key.encoded(selection: wallet_EVP_PKEY_KEYPAIR(), format: "DER", structure: "PrivateKeyInfo")
+        try key.privateKeyInfoDER()
     }
 
     /// The 64-byte Ed25519 signature of `message` (pure EdDSA, no pre-hash).

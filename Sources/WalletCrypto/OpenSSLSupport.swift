@@ -195,23 +195,33 @@ extension EVPKey {
         return output
     }
 
-    /// Encodes the key with an `OSSL_ENCODER` (`format` "DER" or "PEM", `structure` such as
-    /// "PrivateKeyInfo" or "SubjectPublicKeyInfo"). The libcrypto copy is cleansed before it is freed.
-    func encoded(selection: Int32, format: String, structure: String) throws -> [UInt8] {
-        guard let context = OSSL_ENCODER_CTX_new_for_pkey(pointer, selection, format, structure, nil) else {
-            throw openSSLError("OSSL_ENCODER_CTX_new_for_pkey")
+    /// The PEM "PUBLIC KEY" (SubjectPublicKeyInfo) encoding of the key.
+    func subjectPublicKeyInfoPEM() throws -> String {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw openSSLError("BIO_new") }
+        defer { BIO_free(bio) }
+        guard PEM_write_bio_PUBKEY(bio, pointer) == 1 else { throw openSSLError("PEM_write_bio_PUBKEY") }
+        var data: UnsafeMutablePointer<CChar>? = nil
+        let length = wallet_BIO_get_mem_data(bio, &data)
+        guard length > 0, let data else { throw openSSLError("BIO_get_mem_data") }
+        return String(decoding: UnsafeRawBufferPointer(start: data, count: Int(length)), as: UTF8.self)
+    }
+
+    /// The DER PKCS#8 PrivateKeyInfo of a private key. Intermediate copies are cleansed.
+    func privateKeyInfoDER() throws -> [UInt8] {
+        guard let info = EVP_PKEY2PKCS8(pointer) else { throw openSSLError("EVP_PKEY2PKCS8") }
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        let length = i2d_PKCS8_PRIV_KEY_INFO(info, nil)
+        guard length > 0 else { throw openSSLError("i2d_PKCS8_PRIV_KEY_INFO") }
+        var output = [UInt8](repeating: 0, count: Int(length))
+        let written = output.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d_PKCS8_PRIV_KEY_INFO(info, &cursor)
         }
-        defer { OSSL_ENCODER_CTX_free(context) }
-        var data: UnsafeMutablePointer<UInt8>? = nil
-        var length = 0
-        guard OSSL_ENCODER_to_data(context, &data, &length) == 1, let data else {
-            throw openSSLError("OSSL_ENCODER_to_data")
+        guard written == length else {
+            secureZero(&output)
+            throw openSSLError("i2d_PKCS8_PRIV_KEY_INFO")
         }
-        defer {
-            wallet_OPENSSL_cleanse(data, length)
-            wallet_OPENSSL_free(data)
-        }
-        return Array(UnsafeBufferPointer(start: data, count: length))
+        return output
     }
 
     /// Decodes a DER SubjectPublicKeyInfo; trailing bytes are rejected.

@@ -1,0 +1,85 @@
+import Testing
+@testable import WalletCrypto
+
+@Suite("EC key import and export")
+struct ECKeyTests {
+    @Test("Curve metadata: coordinate sizes and natural hashes")
+    func curves() {
+        #expect(ECCurve.allCases.map(\.coordinateByteCount) == [32, 48, 66])
+        #expect(ECCurve.allCases.map(\.signatureHashAlgorithm) == [.sha256, .sha384, .sha512])
+        #expect(ECCurve(rawValue: "P-521") == .p521)
+    }
+
+    @Test("Compressed points are decompressed to the same key as the uncompressed form")
+    func compressed() throws {
+        for curve in ECCurve.allCases {
+            let key = try ECPrivateKey.generate(curve: curve).publicKey
+            let prefix: UInt8 = (key.y.last ?? 0) & 1 == 0 ? 0x02 : 0x03
+            let decompressed = try ECPublicKey(x963Representation: [prefix] + key.x, curve: curve)
+            #expect(decompressed == key)
+            #expect(decompressed.sec1Uncompressed.count == 1 + 2 * curve.coordinateByteCount)
+            // The wrong parity is a different (valid) point.
+            let other = try ECPublicKey(x963Representation: [prefix ^ 1] + key.x, curve: curve)
+            #expect(other != key)
+        }
+    }
+
+    @Test("Wrong lengths and encodings are typed errors")
+    func badInputs() throws {
+        let key = try ECPrivateKey.generate(curve: .p256).publicKey
+        #expect(throws: CryptoError.invalidLength(what: "P-256 x coordinate", expected: "32 bytes", actual: 31)) {
+            try ECPublicKey(x: Array(key.x.dropFirst()), y: key.y, curve: .p256)
+        }
+        #expect(throws: CryptoError.self) { try ECPublicKey(x963Representation: [], curve: .p256) }
+        #expect(throws: CryptoError.self) { try ECPublicKey(x963Representation: key.sec1Uncompressed, curve: .p384) }
+        #expect(throws: CryptoError.self) { try ECPublicKey(x963Representation: [0x05] + key.x + key.y, curve: .p256) }
+        #expect(throws: CryptoError.self) { try ECPublicKey(x963Representation: [0x04] + key.x, curve: .p256) }
+        #expect(throws: CryptoError.self) { try ECPublicKey(spkiDER: [0x30, 0x00]) }
+        #expect(throws: CryptoError.self) { try ECPublicKey(spkiDER: key.spkiDER + [0]) }
+        #expect(throws: CryptoError.self) { try ECPublicKey(pem: "not a pem") }
+        #expect(throws: CryptoError.invalidLength(what: "P-256 private scalar", expected: "32 bytes", actual: 33)) {
+            try ECPrivateKey(rawRepresentation: [UInt8](repeating: 1, count: 33), curve: .p256)
+        }
+        #expect(throws: CryptoError.self) { try ECPrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 32), curve: .p256) }
+        // The group order n itself is out of range.
+        let order = hex("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
+        #expect(throws: CryptoError.self) { try ECPrivateKey(rawRepresentation: order, curve: .p256) }
+        #expect(throws: CryptoError.self) { try ECPrivateKey(pkcs8DER: [0x30, 0x03, 0x02, 0x01, 0x00]) }
+        #expect(throws: CryptoError.self) { try ECPrivateKey(pem: "") }
+    }
+
+    @Test("SPKI, PEM, PKCS#8 and raw-scalar exports round trip on every curve")
+    func roundTrips() throws {
+        for curve in ECCurve.allCases {
+            let key = try ECPrivateKey.generate(curve: curve)
+            let spki = try key.publicKey.spkiDER
+            #expect(try ECPublicKey(spkiDER: spki) == key.publicKey)
+            #expect(try PublicKey(spkiDER: spki) == .ec(key.publicKey))
+            #expect(try PublicKey(spkiDER: spki).spkiDER == spki)
+            let pem = try key.publicKey.pem
+            #expect(pem.hasPrefix("-----BEGIN PUBLIC KEY-----"))
+            #expect(try ECPublicKey(pem: pem) == key.publicKey)
+            let scalar = try key.rawScalar()
+            #expect(scalar.count == curve.coordinateByteCount)
+            #expect(try ECPrivateKey(rawRepresentation: scalar, curve: curve).publicKey == key.publicKey)
+            let pkcs8 = try key.pkcs8DER()
+            let reimported = try ECPrivateKey(pkcs8DER: pkcs8)
+            #expect(reimported.publicKey == key.publicKey && reimported.curve == curve)
+            #expect(try reimported.rawScalar() == scalar)
+        }
+    }
+
+    @Test("Private keys never show key material in descriptions or dumps")
+    func redaction() throws {
+        let key = try ECPrivateKey(rawRepresentation: hex("de3b4b9e5f72dd9b58406ae3091434da48a6f9fd010d88fcb0958e2cebec947c"), curve: .p256)
+        for text in [key.description, String(reflecting: key), "\(key)"] {
+            #expect(!text.contains("de3b4b9e"))
+            #expect(text.contains("redacted"))
+        }
+        var dumped = ""
+        dump(key, to: &dumped)
+        #expect(!dumped.contains("de3b4b9e"))
+        let edKey = try Ed25519PrivateKey.generate()
+        #expect(edKey.description.contains("redacted"))
+    }
+}

@@ -1,0 +1,57 @@
+import Testing
+@testable import WalletCrypto
+
+private struct RFC5869File: Decodable {
+    struct Vector: Decodable {
+        struct Inputs: Decodable {
+            let hash: String
+            let ikm_hex: String
+            let salt_hex: String?
+            let info_hex: String?
+            let length: Int
+        }
+        struct Expected: Decodable {
+            let prk_hex: String
+            let okm_hex: String
+        }
+        let name: String
+        let inputs: Inputs
+        let expected: Expected
+    }
+    let vectors: [Vector]
+}
+
+@Suite("HKDF (RFC 5869)")
+struct HKDFTests {
+    @Test("All SHA-256 cases of RFC 5869 Appendix A reproduce PRK and OKM (SHA-1 cases are not supported)")
+    func rfc5869() throws {
+        let file = try TestVectors.shared("hkdf/rfc5869_appendix_a.json", as: RFC5869File.self)
+        let cases = file.vectors.filter { $0.inputs.hash == "SHA-256" }
+        #expect(cases.count == 3)
+        for vector in cases {
+            let ikm = hex(vector.inputs.ikm_hex)
+            let salt = hex(vector.inputs.salt_hex ?? "")
+            let info = hex(vector.inputs.info_hex ?? "")
+            let prk = try HKDF.extract(inputKeyMaterial: ikm, salt: salt, hash: .sha256)
+            #expect(hexString(prk) == vector.expected.prk_hex, "\(vector.name)")
+            let okm = try HKDF.expand(
+                pseudoRandomKey: prk, info: info, outputByteCount: vector.inputs.length, hash: .sha256)
+            #expect(hexString(okm) == vector.expected.okm_hex, "\(vector.name)")
+            let oneShot = try HKDF.deriveKey(
+                inputKeyMaterial: ikm, salt: salt, info: info, outputByteCount: vector.inputs.length, hash: .sha256)
+            #expect(hexString(oneShot) == vector.expected.okm_hex, "\(vector.name)")
+        }
+    }
+
+    @Test("Output lengths outside 1...255×HashLen and a short PRK are rejected with typed errors")
+    func lengths() throws {
+        let ikm = [UInt8](repeating: 7, count: 32)
+        #expect(throws: CryptoError.invalidLength(what: "HKDF output", expected: "1...8160 bytes", actual: 0)) {
+            try HKDF.deriveKey(inputKeyMaterial: ikm, outputByteCount: 0)
+        }
+        #expect(throws: CryptoError.self) { try HKDF.deriveKey(inputKeyMaterial: ikm, outputByteCount: 255 * 32 + 1) }
+        #expect(try HKDF.deriveKey(inputKeyMaterial: ikm, outputByteCount: 255 * 32).count == 255 * 32)
+        #expect(throws: CryptoError.self) { try HKDF.expand(pseudoRandomKey: [1, 2, 3], outputByteCount: 16) }
+        #expect(try HKDF.deriveKey(inputKeyMaterial: ikm, outputByteCount: 48, hash: .sha384).count == 48)
+    }
+}
