@@ -183,9 +183,9 @@ public struct JWS: Sendable, Equatable {
         }
         let key: PublicKey
         do {
-            key = .ec(try ECPublicKey(spkiDER: leaf.subjectPublicKeyInfoDER))
+            key = try PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER)
         } catch {
-            throw .certificateChain("leaf key is not an EC key on a supported curve")
+            throw .certificateChain("leaf key is neither EC on a supported curve nor Ed25519")
         }
         try verify(with: key, understoodCriticalHeaders: understoodCriticalHeaders)
         return path
