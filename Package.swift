@@ -29,14 +29,14 @@ let package = Package(
         .target(name: "JOSE", dependencies: ["WalletCrypto", "WalletRuntime", "CZlib"]),
         .target(name: "COSE", dependencies: ["CBOR", "WalletCrypto"]),
 
-        .executableTarget(name: "wallet", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
+        .executableTarget(name: "wallet", dependencies: ["CBOR", "COSE", "JOSE", "WalletCrypto", "WalletRuntime"]),
         .executableTarget(name: "wallet-bench", dependencies: ["CBOR", "WalletCrypto"],
                           path: "Benchmarks/wallet-bench"),
 
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "WalletCryptoTests", dependencies: ["WalletCrypto", "WalletRuntime", "COpenSSL"],
                     exclude: ["Vectors"]),
-        .testTarget(name: "JOSETests", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"]),
+        .testTarget(name: "JOSETests", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"], exclude: ["Vectors"]),
         .testTarget(name: "COSETests", dependencies: ["COSE", "CBOR", "WalletCrypto"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "WalletRuntime"]),

@@ -13,6 +13,8 @@ let package = Package(
         .executableTarget(name: "FuzzCOSE", dependencies: [.product(name: "COSE", package: "WalletSDK"),
                                                            .product(name: "WalletCrypto", package: "WalletSDK")],
                           path: "Targets/FuzzCOSE"),
+        .executableTarget(name: "FuzzJOSE", dependencies: [.product(name: "JOSE", package: "WalletSDK")],
+                          path: "Targets/FuzzJOSE"),
     ],
     swiftLanguageModes: [.v6]
 )

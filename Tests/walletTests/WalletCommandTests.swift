@@ -90,3 +90,22 @@ struct WalletCommandTests {
         }
     }
 }
+
+@Suite("wallet inspect on JOSE and COSE")
+struct InspectJOSECOSETests {
+    @Test("inspect shows a JWE's protected header (the OpenID4VP 1.0 encrypted response)")
+    func jweHeader() async throws {
+        let file = WalletCommandTests.root.deletingLastPathComponent()
+            .appendingPathComponent("shared/vectors/openid4vp/encrypted_response_jwe.json")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+        let inputs = try #require(json["inputs"] as? [String: Any])
+        let compact = try #require(inputs["response_jwe_compact"] as? String)
+        let output = try await WalletCommand.run(["inspect", compact])
+        #expect(output.hasPrefix("JWE (compact)"))
+        #expect(output.contains("\"alg\" : \"ECDH-ES\""))
+        #expect(output.contains("\"enc\" : \"A128GCM\""))
+        #expect(output.contains("\"kid\" : \"ac\""))
+        #expect(output.contains("\"epk\" : {"))
+        #expect(output.contains("authentication tag: 16 bytes"))
+    }
+}

@@ -6,8 +6,9 @@ enum InteropCommand {
         let rest = Array(arguments.dropFirst())
         switch arguments.first {
         case "cose": return await COSEInteropCommand.run(rest)
+        case "jose": return await JOSEInteropCommand.run(rest)
         default:
-            print("usage: wallet interop cose <subcommand> ...")
+            print("usage: wallet interop cose|jose <subcommand> ...")
             return 2
         }
     }

@@ -1,1 +1,0 @@
-// JOSE tests are being written.
