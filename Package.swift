@@ -3,7 +3,8 @@ import PackageDescription
 
 // The wallet SDK (see ../shared/DESIGN.md for the layers). Layer 0: system
 // libraries, CBOR, crypto over OpenSSL 3 with X.509, the runtime seams; layer 1:
-// JOSE and COSE. Higher layers are added module by module as they gain code.
+// JOSE and COSE; layer 2: SD-JWT VC, mdoc, storage. Higher layers are added
+// module by module as they gain code.
 let package = Package(
     name: "WalletSDK",
     platforms: [.macOS(.v13), .iOS(.v16)],
@@ -13,6 +14,9 @@ let package = Package(
         .library(name: "WalletRuntime", targets: ["WalletRuntime"]),
         .library(name: "JOSE", targets: ["JOSE"]),
         .library(name: "COSE", targets: ["COSE"]),
+        .library(name: "SDJWT", targets: ["SDJWT"]),
+        .library(name: "Mdoc", targets: ["Mdoc"]),
+        .library(name: "WalletStorage", targets: ["WalletStorage"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
     ],
@@ -28,9 +32,14 @@ let package = Package(
         .target(name: "WalletCrypto", dependencies: ["COpenSSL"]),
         .target(name: "JOSE", dependencies: ["WalletCrypto", "WalletRuntime", "CZlib"]),
         .target(name: "COSE", dependencies: ["CBOR", "WalletCrypto"]),
+        .target(name: "SDJWT", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"]),
+        .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
+        .target(name: "WalletStorage", dependencies: ["CSQLite", "JOSE", "WalletCrypto", "WalletRuntime"]),
 
-        .executableTarget(name: "wallet", dependencies: ["CBOR", "COSE", "JOSE", "WalletCrypto", "WalletRuntime"]),
-        .executableTarget(name: "wallet-bench", dependencies: ["CBOR", "WalletCrypto"],
+        .executableTarget(name: "wallet", dependencies: ["CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
+                                                         "WalletCrypto", "WalletRuntime"]),
+        .executableTarget(name: "wallet-bench", dependencies: ["CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
+                                                               "WalletCrypto", "WalletRuntime"],
                           path: "Benchmarks/wallet-bench"),
 
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
@@ -38,6 +47,9 @@ let package = Package(
                     exclude: ["Vectors"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"], exclude: ["Vectors"]),
         .testTarget(name: "COSETests", dependencies: ["COSE", "CBOR", "WalletCrypto"]),
+        .testTarget(name: "SDJWTTests", dependencies: ["SDJWT", "JOSE", "WalletCrypto", "WalletRuntime"]),
+        .testTarget(name: "MdocTests", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
+        .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "WalletRuntime"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),

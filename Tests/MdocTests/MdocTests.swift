@@ -1,0 +1,1 @@
+// Mdoc tests are being written.

@@ -1,0 +1,1 @@
+// SDJWT tests are being written.

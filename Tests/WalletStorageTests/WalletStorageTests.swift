@@ -1,0 +1,1 @@
+// WalletStorage tests are being written.
