@@ -3,7 +3,7 @@ import PackageDescription
 
 // The wallet SDK (see ../shared/DESIGN.md for the layers). Layer 0: system
 // libraries, CBOR, crypto over OpenSSL 3 with X.509, the runtime seams; layer 1:
-// JOSE and COSE; layer 2: SD-JWT VC, mdoc, storage. Higher layers are added
+// JOSE and COSE; layer 2: SD-JWT VC, mdoc, storage; layer 3: mdoc proximity. Higher layers are added
 // module by module as they gain code.
 let package = Package(
     name: "WalletSDK",
@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "SDJWT", targets: ["SDJWT"]),
         .library(name: "Mdoc", targets: ["Mdoc"]),
         .library(name: "WalletStorage", targets: ["WalletStorage"]),
+        .library(name: "MdocProximity", targets: ["MdocProximity"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
     ],
@@ -35,10 +36,11 @@ let package = Package(
         .target(name: "SDJWT", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"]),
         .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
         .target(name: "WalletStorage", dependencies: ["CSQLite", "JOSE", "WalletCrypto", "WalletRuntime"]),
+        .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
 
         .executableTarget(name: "wallet", dependencies: ["CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
                                                          "WalletCrypto", "WalletRuntime"]),
-        .executableTarget(name: "wallet-bench", dependencies: ["CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
+        .executableTarget(name: "wallet-bench", dependencies: ["CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
                                                                "WalletCrypto", "WalletRuntime"],
                           path: "Benchmarks/wallet-bench"),
 
@@ -50,6 +52,7 @@ let package = Package(
         .testTarget(name: "SDJWTTests", dependencies: ["SDJWT", "JOSE", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "MdocTests", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite"]),
+        .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "WalletRuntime"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),

@@ -1,0 +1,1 @@
+// MdocProximity tests are being written.
