@@ -23,7 +23,10 @@ else
 fi
 
 mkdir -p artifacts
-build_args=(-c release --sanitize=fuzzer --sanitize=address -Xswiftc -parse-as-library)
+# --sanitize makes SwiftPM link libFuzzer's main instead of the target's; the -Xswiftc
+# flags are what instrument every module for coverage (SwiftPM's flag alone does not).
+build_args=(-c release --sanitize=fuzzer --sanitize=address
+            -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library)
 if ! swift build "${build_args[@]}" >artifacts/build.log 2>&1; then
   grep -vE 'Cannot export local symbol' artifacts/build.log >&2
   echo "fuzz: build failed" >&2
@@ -43,8 +46,12 @@ for target in "${targets[@]}"; do
     echo "fuzz: $target FAILED; see Fuzz/artifacts/$target.log" >&2
     tail -40 "artifacts/$target.log" >&2
     status=1
+  elif ! grep -q 'INFO: Loaded [0-9]* modules' "artifacts/$target.log"; then
+    echo "fuzz: $target ran without coverage instrumentation" >&2
+    status=1
   else
-    grep -E '^(stat::number_of_executed_units|Done)' "artifacts/$target.log" || true
+    grep -E '^(Done)' "artifacts/$target.log" || true
+    grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' "artifacts/$target.log" | tail -1 || true
   fi
   rm -rf "$corpus"
 done
