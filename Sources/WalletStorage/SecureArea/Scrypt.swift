@@ -33,43 +33,28 @@ public struct ScryptParameters: Sendable, Equatable {
     public static let perKey = ScryptParameters(unchecked: 1 << 15, r: 8, p: 1)
 }
 
-/// scrypt through OpenSSL's `EVP_KDF` ("SCRYPT"). Lives here until WalletCrypto offers
+/// scrypt through OpenSSL (`EVP_PBE_scrypt`, backed by the "SCRYPT" `EVP_KDF`). Lives here until WalletCrypto offers
 /// a `Scrypt` of its own; it calls libcrypto only, no primitive is written by hand.
 enum Scrypt {
     /// Derives `length` bytes from `password` and `salt`.
     static func deriveKey(password: [UInt8], salt: [UInt8], parameters: ScryptParameters, length: Int = 32)
         throws(StorageError) -> [UInt8]
     {
-        guard let kdf = EVP_KDF_fetch(nil, "SCRYPT", nil) else { throw opensslFailure("EVP_KDF_fetch(SCRYPT)") }
-        defer { EVP_KDF_free(kdf) }
-        guard let context = EVP_KDF_CTX_new(kdf) else { throw opensslFailure("EVP_KDF_CTX_new") }
-        defer { EVP_KDF_CTX_free(context) }
-        var n = parameters.n, r = parameters.r, p = parameters.p
+        // EVP_PBE_scrypt is OpenSSL 3's one-call front end to the "SCRYPT" EVP_KDF.
         // Room for the working memory plus OpenSSL's bookkeeping (its default cap is 32 MiB).
-        var maxMemory = UInt64(128) * n * UInt64(r) * UInt64(p) + (16 << 20)
-        var passwordCopy = password.isEmpty ? [0] : password
-        defer { wipe(&passwordCopy) }
-        var saltCopy = salt.isEmpty ? [0] : salt
+        let maxMemory = UInt64(128) * parameters.n * UInt64(parameters.r) * UInt64(parameters.p) + (16 << 20)
         var output = [UInt8](repeating: 0, count: length)
-        let status: Int32 = passwordCopy.withUnsafeMutableBytes { passwordBytes in
-            saltCopy.withUnsafeMutableBytes { saltBytes in
-                var params: [OSSL_PARAM] = [
-                    OSSL_PARAM_construct_octet_string("pass", passwordBytes.baseAddress, password.count),
-                    OSSL_PARAM_construct_octet_string("salt", saltBytes.baseAddress, salt.count),
-                    OSSL_PARAM_construct_uint64("n", &n),
-                    OSSL_PARAM_construct_uint32("r", &r),
-                    OSSL_PARAM_construct_uint32("p", &p),
-                    OSSL_PARAM_construct_uint64("maxmem_bytes", &maxMemory),
-                    OSSL_PARAM_construct_end(),
-                ]
-                return params.withUnsafeMutableBufferPointer { buffer in
-                    EVP_KDF_derive(context, &output, length, buffer.baseAddress)
+        let status = password.withUnsafeBufferPointer { passwordBytes in
+            salt.withUnsafeBufferPointer { saltBytes in
+                passwordBytes.withMemoryRebound(to: CChar.self) { passwordChars in
+                    EVP_PBE_scrypt(passwordChars.baseAddress, passwordBytes.count, saltBytes.baseAddress, saltBytes.count,
+                                   parameters.n, UInt64(parameters.r), UInt64(parameters.p), maxMemory, &output, length)
                 }
             }
         }
         guard status == 1 else {
             wipe(&output)
-            throw opensslFailure("EVP_KDF_derive(SCRYPT)")
+            throw opensslFailure("EVP_PBE_scrypt")
         }
         return output
     }

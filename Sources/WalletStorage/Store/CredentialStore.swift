@@ -54,7 +54,7 @@ public actor CredentialStore {
 
     // MARK: Save
 
-    private static func refreshTokenAAD(_ id: String) -> [UInt8] {
+    static func refreshTokenAAD(_ id: String) -> [UInt8] {
         Array("WalletStorage.CredentialStore.refresh_token".utf8) + [0] + Array(id.utf8)
     }
 
