@@ -344,7 +344,7 @@ public actor CredentialStore {
             }
         } catch {
             // The instance was not used after all (no key, wrong passphrase): give it back.
-            try? connection.run(
+            _ = try? connection.run(
                 "UPDATE credential_instances SET use_count = use_count - 1 WHERE credential_id = ? AND idx = ? AND use_count > 0",
                 [.text(id), .integer(Int64(instance.index))])
             throw error
