@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "COSE", dependencies: ["CBOR", "WalletCrypto"]),
         .target(name: "SDJWT", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"]),
         .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
-        .target(name: "WalletStorage", dependencies: ["CSQLite", "JOSE", "WalletCrypto", "WalletRuntime"]),
+        .target(name: "WalletStorage", dependencies: ["CSQLite", "COpenSSL", "JOSE", "WalletCrypto", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
 
         .executableTarget(name: "wallet", dependencies: ["CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(name: "COSETests", dependencies: ["COSE", "CBOR", "WalletCrypto"]),
         .testTarget(name: "SDJWTTests", dependencies: ["SDJWT", "JOSE", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "MdocTests", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
-        .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite"]),
+        .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite"], exclude: ["Fixtures"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "WalletCrypto", "WalletRuntime"]),

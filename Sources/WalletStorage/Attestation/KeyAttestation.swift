@@ -1,0 +1,177 @@
+import Foundation
+import JOSE
+import WalletCrypto
+
+/// A key attestation in JWT form (OpenID4VCI 1.0 Appendix D.1): a wallet provider
+/// vouches, under a key certified by `x5c`, for how the `attested_keys` are stored.
+public struct KeyAttestation: Sendable, Equatable {
+    /// The JOSE `typ` of a key attestation.
+    public static let jwtType = "key-attestation+jwt"
+
+    /// The compact JWT, exactly as signed.
+    public let compactSerialization: String
+    /// The attested public keys (`attested_keys`).
+    public let attestedKeys: [JWK]
+    /// `key_storage`: how the keys are protected.
+    public let keyStorage: [AttackPotentialResistance]
+    /// `user_authentication`: how the user is authenticated before a key is used.
+    public let userAuthentication: [AttackPotentialResistance]
+    /// `iat`.
+    public let issuedAt: Date
+    /// `exp`.
+    public let expiresAt: Date
+    /// `nonce`, when the attestation answers a challenge.
+    public let nonce: String?
+    /// `iss`, when present.
+    public let issuer: String?
+    /// The `x5c` chain, leaf first.
+    public let certificateChain: [X509Certificate]
+
+    /// Reads a key attestation's claims without checking anything; use
+    /// `KeyAttestationVerifier` before trusting it.
+    public init(unverified compact: String) throws(StorageError) {
+        let jwt: JWT
+        do { jwt = try JWT(compact: compact) } catch { throw .invalidKeyAttestation(.malformed("\(error)")) }
+        let claims = jwt.claims
+        compactSerialization = compact
+        guard let keys = claims["attested_keys"]?.arrayValue, !keys.isEmpty else {
+            throw .invalidKeyAttestation(.invalidAttestedKeys("attested_keys is missing or empty"))
+        }
+        var parsed: [JWK] = []
+        for key in keys {
+            guard let members = key.objectValue else { throw .invalidKeyAttestation(.invalidAttestedKeys("not a JWK object")) }
+            let jwk: JWK
+            do { jwk = try JWK(members: members) } catch { throw .invalidKeyAttestation(.invalidAttestedKeys("\(error)")) }
+            guard !jwk.isPrivate, jwk.keyType != .oct else {
+                throw .invalidKeyAttestation(.invalidAttestedKeys("an attested key must be a public asymmetric key"))
+            }
+            parsed.append(jwk)
+        }
+        attestedKeys = parsed
+        keyStorage = try Self.levels(claims["key_storage"], "key_storage")
+        userAuthentication = try Self.levels(claims["user_authentication"], "user_authentication")
+        guard let iat = claims["iat"]?.doubleValue else { throw .invalidKeyAttestation(.malformed("iat is missing or not a number")) }
+        guard let exp = claims["exp"]?.doubleValue else { throw .invalidKeyAttestation(.expired) }
+        issuedAt = Date(timeIntervalSince1970: iat)
+        expiresAt = Date(timeIntervalSince1970: exp)
+        if let value = claims["nonce"], value.stringValue == nil { throw .invalidKeyAttestation(.malformed("nonce is not a string")) }
+        nonce = claims.nonce
+        if let value = claims["iss"], value.stringValue == nil { throw .invalidKeyAttestation(.malformed("iss is not a string")) }
+        issuer = claims.issuer
+        do {
+            certificateChain = try jwt.header.certificateChain() ?? []
+        } catch {
+            throw .invalidKeyAttestation(.untrustedChain("\(error)"))
+        }
+    }
+
+    private static func levels(_ value: JSONValue?, _ name: String) throws(StorageError) -> [AttackPotentialResistance] {
+        guard let value else { return [] }
+        guard let array = value.arrayValue else { throw .invalidKeyAttestation(.malformed("\(name) is not an array")) }
+        var levels: [AttackPotentialResistance] = []
+        for element in array {
+            guard let text = element.stringValue else { throw .invalidKeyAttestation(.malformed("\(name) holds a non-string")) }
+            levels.append(AttackPotentialResistance(rawValue: text))
+        }
+        return levels
+    }
+}
+
+/// The wallet provider's side: signs key attestations with its key and certificate chain.
+public struct KeyAttestationIssuer: Sendable {
+    /// The wallet provider's signing key (in its own secure area or HSM).
+    public let signer: any Signer
+    /// The chain for `x5c`, leaf (certifying `signer`'s key) first.
+    public let certificateChain: [X509Certificate]
+    /// `iss`, when the provider names itself.
+    public let issuer: String?
+    /// The `key_storage` levels claimed for keys of the secure area it serves.
+    public let keyStorage: [AttackPotentialResistance]
+    /// The `user_authentication` levels claimed.
+    public let userAuthentication: [AttackPotentialResistance]
+    /// How long an attestation is valid.
+    public let validity: TimeInterval
+
+    /// An issuer with every field explicit. Claim only the levels the secure area it serves
+    /// really meets: `SoftwareSecureArea` is at best `iso18045Basic`.
+    public init(signer: any Signer, certificateChain: [X509Certificate], issuer: String? = nil,
+                keyStorage: [AttackPotentialResistance], userAuthentication: [AttackPotentialResistance],
+                validity: TimeInterval = 24 * 3600) {
+        self.signer = signer
+        self.certificateChain = certificateChain
+        self.issuer = issuer
+        self.keyStorage = keyStorage
+        self.userAuthentication = userAuthentication
+        self.validity = validity
+    }
+
+    /// Signs an attestation for `keys`, issued at `now`, with `nonce` when given.
+    public func attest(_ keys: [PublicKey], nonce: String?, now: Date) async throws(StorageError) -> KeyAttestation {
+        guard !keys.isEmpty else { throw .invalidKeyAttestation(.invalidAttestedKeys("no keys to attest")) }
+        guard !certificateChain.isEmpty else { throw .invalidKeyAttestation(.untrustedChain("no certificate chain configured")) }
+        let issued = now.timeIntervalSince1970.rounded(.down)
+        var members: [String: JSONValue] = [
+            "iat": .integer(Int64(issued)),
+            "exp": .integer(Int64(issued + validity.rounded(.down))),
+            "attested_keys": .array(keys.map { JWK(publicKey: $0).jsonValue }),
+        ]
+        if !keyStorage.isEmpty { members["key_storage"] = .array(keyStorage.map { .string($0.rawValue) }) }
+        if !userAuthentication.isEmpty {
+            members["user_authentication"] = .array(userAuthentication.map { .string($0.rawValue) })
+        }
+        if let nonce { members["nonce"] = .string(nonce) }
+        if let issuer { members["iss"] = .string(issuer) }
+        let jwt: JWT
+        do {
+            jwt = try await JWT.sign(
+                claims: try JWTClaims(members), signer: signer, type: KeyAttestation.jwtType, x5c: certificateChain)
+        } catch {
+            throw .jose(error)
+        }
+        return try KeyAttestation(unverified: jwt.compactSerialization)
+    }
+}
+
+/// Checks key attestations (what a credential issuer does with them): the `typ`, the
+/// `x5c` chain to a trust anchor, the signature by the leaf, `iat`/`exp`, the nonce and
+/// the shape of `attested_keys`.
+public struct KeyAttestationVerifier: Sendable {
+    /// The wallet-provider roots accepted.
+    public let trustAnchors: [X509Certificate]
+    /// Leeway for `iat` and `exp`, in seconds.
+    public let clockSkew: TimeInterval
+
+    /// A verifier trusting `trustAnchors`.
+    public init(trustAnchors: [X509Certificate], clockSkew: TimeInterval = 60) {
+        self.trustAnchors = trustAnchors
+        self.clockSkew = clockSkew
+    }
+
+    /// Verifies `compact` at `now`. When `expectedNonce` is given the attestation must
+    /// carry exactly that nonce. Returns the verified attestation.
+    public func verify(_ compact: String, expectedNonce: String?, at now: Date) throws(StorageError) -> KeyAttestation {
+        let jwt: JWT
+        do { jwt = try JWT(compact: compact) } catch { throw .invalidKeyAttestation(.malformed("\(error)")) }
+        // OpenID4VCI 1.0 Appendix D.1: typ MUST be key-attestation+jwt.
+        guard jwt.header.type == KeyAttestation.jwtType else { throw .invalidKeyAttestation(.wrongType(jwt.header.type)) }
+        do {
+            _ = try jwt.jws.verifyWithCertificateChain(trustAnchors: trustAnchors, at: now)
+        } catch .invalidSignature {
+            throw .invalidKeyAttestation(.invalidSignature)
+        } catch {
+            throw .invalidKeyAttestation(.untrustedChain("\(error)"))
+        }
+        let attestation = try KeyAttestation(unverified: compact)
+        guard attestation.issuedAt.addingTimeInterval(-clockSkew) <= now else {
+            throw .invalidKeyAttestation(.issuedInFuture)
+        }
+        guard attestation.expiresAt.addingTimeInterval(clockSkew) > now else { throw .invalidKeyAttestation(.expired) }
+        if let expectedNonce {
+            guard let nonce = attestation.nonce,
+                  ConstantTime.equals(Array(nonce.utf8), Array(expectedNonce.utf8)) else {
+                throw .invalidKeyAttestation(.nonceMismatch)
+            }
+        }
+        return attestation
+    }
+}

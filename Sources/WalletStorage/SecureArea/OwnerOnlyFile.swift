@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import WalletCrypto
+import WalletRuntime
+
+/// Small secret (or secret-adjacent) files that only their owner may read: the
+/// wrapping-key file and the passphrase salt file.
+enum OwnerOnlyFile {
+    /// Reads the file at `url` (exactly `count` bytes, a regular file owned by this user,
+    /// no group/other permission bits), or creates it with `make()` when absent.
+    ///
+    /// Creation is atomic: the bytes go to a temporary file opened with
+    /// `O_CREAT | O_EXCL | O_NOFOLLOW` and mode 0600, are fsynced, and are then
+    /// published with `link(2)`, which fails rather than replace a file another process
+    /// published first (in which case that file is read instead).
+    static func readOrCreate(_ url: URL, count: Int, make: () throws(StorageError) -> [UInt8])
+        throws(StorageError) -> SecretBytes
+    {
+        if var existing = try read(url, count: count) { return SecretBytes(consuming: &existing) }
+        var bytes = try make()
+        defer { wipe(&bytes) }
+        let directory = url.deletingLastPathComponent().path
+        let suffix = Hex.encode((try? SystemRandomBytes.bytes(8)) ?? [UInt8](repeating: 0, count: 8))
+        let temporary = directory + "/." + url.lastPathComponent + ".tmp-" + suffix
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw failure(url, "cannot create: \(errnoText())") }
+        var written = 0
+        while written < bytes.count {
+            let result = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                let text = errnoText()
+                close(descriptor)
+                unlink(temporary)
+                throw failure(url, "cannot write: \(text)")
+            }
+            written += result
+        }
+        guard fsync(descriptor) == 0 else {
+            let text = errnoText()
+            close(descriptor)
+            unlink(temporary)
+            throw failure(url, "cannot fsync: \(text)")
+        }
+        close(descriptor)
+        let linked = link(temporary, url.path)
+        let linkErrno = errno
+        unlink(temporary)
+        if linked != 0 {
+            guard linkErrno == EEXIST, var existing = try read(url, count: count) else {
+                throw failure(url, "cannot publish: \(String(cString: strerror(linkErrno)))")
+            }
+            return SecretBytes(consuming: &existing)
+        }
+        return SecretBytes(consuming: &bytes)
+    }
+
+    /// The file's bytes, nil when it does not exist, or an error when it is unsafe.
+    private static func read(_ url: URL, count: Int) throws(StorageError) -> [UInt8]? {
+        let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        if descriptor < 0 {
+            if errno == ENOENT { return nil }
+            throw failure(url, "cannot open: \(errnoText())")
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw failure(url, "cannot stat: \(errnoText())") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw failure(url, "not a regular file") }
+        guard info.st_uid == geteuid() else { throw failure(url, "owned by another user") }
+        guard info.st_mode & 0o077 == 0 else { throw failure(url, "readable or writable by group or others") }
+        guard info.st_size == off_t(count) else { throw failure(url, "expected \(count) bytes, found \(info.st_size)") }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var total = 0
+        while total < count {
+            let result = bytes[total...].withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                wipe(&bytes)
+                throw failure(url, "cannot read: \(errnoText())")
+            }
+            if result == 0 { break }
+            total += result
+        }
+        guard total == count else {
+            wipe(&bytes)
+            throw failure(url, "short read")
+        }
+        return bytes
+    }
+
+    private static func failure(_ url: URL, _ reason: String) -> StorageError {
+        .keyFile(path: url.path, reason: reason)
+    }
+
+    private static func errnoText() -> String { String(cString: strerror(errno)) }
+}
+
+/// Random bytes for file names and salts, through WalletCrypto's DRBG.
+enum SystemRandomBytes {
+    static func bytes(_ count: Int) throws(StorageError) -> [UInt8] {
+        try StorageError.wrap { try SecureRandom.bytes(count: count) }
+    }
+}

@@ -1,0 +1,377 @@
+import Foundation
+import WalletCrypto
+import WalletRuntime
+
+/// The wallet's credentials on SQLite, with their holder keys in a `SecureArea`.
+///
+/// An actor: calls from any number of tasks are serialised, and every database change
+/// is one transaction (`BEGIN IMMEDIATE`, so another process sharing the file waits on
+/// the busy timeout rather than failing mid-way). WAL journal, foreign keys and
+/// `synchronous = FULL`: a `save` that returned survives a crash of the process.
+/// Refresh tokens are encrypted by the `KeyWrappingProvider` (AAD bound to the id).
+///
+/// Keys live in another database than the credentials; when a credential or a one-time
+/// instance goes away, its key aliases are recorded in the same transaction as pending
+/// deletions, so that `purgeSpentKeys()` can finish the job after a crash.
+public actor CredentialStore {
+    private let connection: SQLiteConnection
+    private let secureArea: any SecureArea
+    private let wrapping: any KeyWrappingProvider
+    private let clock: any WalletClock
+    /// Aliases whose key is being unwrapped by an in-flight `consumeInstance`.
+    private var inFlight: Set<String> = []
+
+    /// The newest schema version this code writes.
+    static let schemaVersion = CredentialSchema.latest
+
+    /// Opens (or creates, or upgrades in place) the store at `location`.
+    public init(location: StorageLocation, secureArea: any SecureArea, wrapping: any KeyWrappingProvider,
+                clock: any WalletClock = SystemClock()) throws(StorageError) {
+        try self.init(location: location, secureArea: secureArea, wrapping: wrapping, clock: clock, schemaVersion: nil)
+    }
+
+    /// Opens the store migrated up to `schemaVersion` only (tests build old databases with it).
+    init(location: StorageLocation, secureArea: any SecureArea, wrapping: any KeyWrappingProvider,
+         clock: any WalletClock, schemaVersion: Int?) throws(StorageError) {
+        let connection = try SQLiteConnection(location: location)
+        try connection.migrate(CredentialSchema.migrations, upTo: schemaVersion)
+        self.connection = connection
+        self.secureArea = secureArea
+        self.wrapping = wrapping
+        self.clock = clock
+    }
+
+    /// Closes the database; later calls throw `StorageError.closed`.
+    public func close() { connection.close() }
+
+    /// `PRAGMA user_version` of the open database.
+    public func schemaVersion() throws(StorageError) -> Int { try connection.userVersion() }
+
+    /// `PRAGMA integrity_check`: `["ok"]` for a sound database, otherwise the problems.
+    public func integrityCheck() throws(StorageError) -> [String] {
+        try connection.query("PRAGMA integrity_check").compactMap { $0.first?.string }
+    }
+
+    // MARK: Save
+
+    static func refreshTokenAAD(_ id: String) -> [UInt8] {
+        Array("WalletStorage.CredentialStore.refresh_token".utf8) + [0] + Array(id.utf8)
+    }
+
+    private static func validate(_ credential: StoredCredential) throws(StorageError) {
+        guard !credential.id.isEmpty else { throw .invalidCredential("empty id") }
+        guard credential.policy.batchSize >= 1 else { throw .invalidCredential("batchSize must be at least 1") }
+        if case .issued = credential.state, credential.instances.isEmpty {
+            throw .invalidCredential("an issued credential needs at least one instance")
+        }
+        guard Set(credential.instances.map(\.keyAlias)).count == credential.instances.count else {
+            throw .invalidCredential("two instances share a key alias")
+        }
+        guard Set(credential.instances.map(\.index)).count == credential.instances.count else {
+            throw .invalidCredential("two instances share an index")
+        }
+        guard credential.instances.allSatisfy({ $0.useCount >= 0 && !$0.keyAlias.isEmpty }) else {
+            throw .invalidCredential("an instance has a negative use count or an empty key alias")
+        }
+    }
+
+    private static func json(_ display: [DisplayMetadata]) throws(StorageError) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(display), let text = String(data: data, encoding: .utf8) else {
+            throw .invalidCredential("display metadata does not encode")
+        }
+        return text
+    }
+
+    /// Saves `credential`, replacing any stored one with the same id (a reissuance);
+    /// keys of replaced instances that the new version no longer uses are deleted.
+    /// Returns the credential as stored, with its timestamps.
+    @discardableResult
+    public func save(_ credential: StoredCredential) async throws(StorageError) -> StoredCredential {
+        try Self.validate(credential)
+        let now = clock.now
+        let token = try credential.refreshToken.map { (token) throws(StorageError) in
+            try wrapping.wrap(Array(token.utf8), aad: Self.refreshTokenAAD(credential.id))
+        }
+        let display = try Self.json(credential.display)
+        let issuerDisplay = try Self.json(credential.issuer.display)
+        let (createdAt, dropped) = try connection.transaction { () throws(StorageError) -> (Date, [String]) in
+            let existing = try connection.query("SELECT created_at FROM credentials WHERE id = ?", [.text(credential.id)])
+            let createdAt = existing.first?.first?.double.map(Date.init(timeIntervalSince1970:)) ?? now
+            let oldAliases = try connection.query(
+                "SELECT key_alias FROM credential_instances WHERE credential_id = ?", [.text(credential.id)]
+            ).compactMap { $0.first?.string }
+            for instance in credential.instances {
+                let owners = try connection.query(
+                    "SELECT credential_id FROM credential_instances WHERE key_alias = ? AND credential_id <> ?",
+                    [.text(instance.keyAlias), .text(credential.id)])
+                guard owners.isEmpty else {
+                    throw .invalidCredential("key alias \(instance.keyAlias) belongs to another credential")
+                }
+            }
+            try connection.run("DELETE FROM credentials WHERE id = ?", [.text(credential.id)])
+            let (state, transactionId, retryAfter): (String, SQLValue, SQLValue) =
+                switch credential.state {
+                case .issued: ("issued", .null, .null)
+                case .deferred(let id, let retry): ("deferred", .text(id), retry.map { .real($0.timeIntervalSince1970) } ?? .null)
+                }
+            try connection.run(
+                """
+                INSERT INTO credentials (id, format, type, issuer_id, issuer_display, display, batch_size, key_use, state,
+                    transaction_id, retry_after, refresh_token, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [.text(credential.id), .text(credential.format.rawValue), .text(credential.type),
+                 .text(credential.issuer.identifier), .text(issuerDisplay), .text(display),
+                 .integer(Int64(credential.policy.batchSize)), .text(credential.policy.use.rawValue), .text(state),
+                 transactionId, retryAfter, token.map { .blob($0) } ?? .null,
+                 .real(createdAt.timeIntervalSince1970), .real(now.timeIntervalSince1970)])
+            for instance in credential.instances {
+                try connection.run(
+                    """
+                    INSERT INTO credential_instances (credential_id, idx, key_alias, raw, use_count)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                    [.text(credential.id), .integer(Int64(instance.index)), .text(instance.keyAlias), .blob(instance.raw),
+                     .integer(Int64(instance.useCount))])
+            }
+            let kept = Set(credential.instances.map(\.keyAlias))
+            let dropped = oldAliases.filter { !kept.contains($0) }
+            for alias in dropped {
+                try connection.run("INSERT OR IGNORE INTO pending_key_deletions (alias) VALUES (?)", [.text(alias)])
+            }
+            return (createdAt, dropped)
+        }
+        try await deleteKeys(dropped)
+        return StoredCredential(
+            id: credential.id, format: credential.format, type: credential.type, issuer: credential.issuer,
+            display: credential.display, instances: credential.instances, policy: credential.policy,
+            state: credential.state, refreshToken: credential.refreshToken, createdAt: createdAt, updatedAt: now)
+    }
+
+    // MARK: Read
+
+    private static let columns = """
+        id, format, type, issuer_id, issuer_display, display, batch_size, key_use, state, transaction_id, retry_after,
+        refresh_token, created_at, updated_at
+        """
+
+    /// The credential `id`, or nil.
+    public func credential(id: String) throws(StorageError) -> StoredCredential? {
+        let rows = try connection.query("SELECT \(Self.columns) FROM credentials WHERE id = ?", [.text(id)])
+        guard let row = rows.first else { return nil }
+        let instances = try connection.query(
+            "SELECT credential_id, idx, key_alias, raw, use_count FROM credential_instances WHERE credential_id = ? ORDER BY idx",
+            [.text(id)])
+        return try decode(row, instances: instances.map(Self.decodeInstance))
+    }
+
+    /// The credentials matching `filter`, ordered by creation time then id.
+    public func list(_ filter: CredentialFilter = CredentialFilter()) throws(StorageError) -> [StoredCredential] {
+        let condition = "(?1 IS NULL OR format = ?1) AND (?2 IS NULL OR type = ?2) AND (?3 IS NULL OR issuer_id = ?3)"
+        let bindings: [SQLValue] = [
+            filter.format.map { .text($0.rawValue) } ?? .null, filter.type.map { .text($0) } ?? .null,
+            filter.issuer.map { .text($0) } ?? .null,
+        ]
+        let rows = try connection.transaction(immediate: false) { () throws(StorageError) in
+            let credentials = try connection.query(
+                "SELECT \(Self.columns) FROM credentials WHERE \(condition) ORDER BY created_at, id", bindings)
+            let instances = try connection.query(
+                """
+                SELECT credential_id, idx, key_alias, raw, use_count FROM credential_instances
+                WHERE credential_id IN (SELECT id FROM credentials WHERE \(condition)) ORDER BY credential_id, idx
+                """, bindings)
+            return (credentials, instances)
+        }
+        var grouped: [String: [CredentialInstance]] = [:]
+        for row in rows.1 {
+            guard let id = row.first?.string else { throw .corruptRecord("credential_instances row") }
+            grouped[id, default: []].append(try Self.decodeInstance(row))
+        }
+        var result: [StoredCredential] = []
+        result.reserveCapacity(rows.0.count)
+        for row in rows.0 {
+            let id = row.first?.string ?? ""
+            result.append(try decode(row, instances: grouped[id] ?? []))
+        }
+        return result
+    }
+
+    private static func decodeInstance(_ row: [SQLValue]) throws(StorageError) -> CredentialInstance {
+        guard row.count == 5, let index = row[1].int64, let alias = row[2].string, let raw = row[3].bytes,
+              let uses = row[4].int64, let index = Int(exactly: index), let uses = Int(exactly: uses) else {
+            throw .corruptRecord("credential_instances row")
+        }
+        return CredentialInstance(index: index, keyAlias: alias, raw: raw, useCount: uses)
+    }
+
+    private func decode(_ row: [SQLValue], instances: [CredentialInstance]) throws(StorageError) -> StoredCredential {
+        guard row.count == 14, let id = row[0].string, let format = row[1].string.flatMap(CredentialFormat.init(rawValue:)),
+              let type = row[2].string, let issuerId = row[3].string, let issuerDisplay = row[4].string,
+              let display = row[5].string, let batch = row[6].int64, let batchSize = Int(exactly: batch),
+              let use = row[7].string.flatMap(KeyUse.init(rawValue:)), let stateName = row[8].string,
+              let created = row[12].double, let updated = row[13].double else {
+            throw .corruptRecord("credentials row")
+        }
+        let state: CredentialState
+        switch stateName {
+        case "issued": state = .issued
+        case "deferred":
+            guard let transactionId = row[9].string else { throw .corruptRecord("deferred credential \(id) has no transaction id") }
+            state = .deferred(transactionId: transactionId, retryAfter: row[10].double.map(Date.init(timeIntervalSince1970:)))
+        default: throw .corruptRecord("credential \(id) has state \(stateName)")
+        }
+        var refreshToken: String? = nil
+        if let wrapped = row[11].bytes {
+            var plain = try wrapping.unwrap(wrapped, aad: Self.refreshTokenAAD(id))
+            defer { wipe(&plain) }
+            refreshToken = String(decoding: plain, as: UTF8.self)
+        }
+        let decoder = JSONDecoder()
+        guard let displayValue = try? decoder.decode([DisplayMetadata].self, from: Data(display.utf8)),
+              let issuerDisplayValue = try? decoder.decode([DisplayMetadata].self, from: Data(issuerDisplay.utf8)) else {
+            throw .corruptRecord("display metadata of \(id)")
+        }
+        return StoredCredential(
+            id: id, format: format, type: type, issuer: IssuerInfo(identifier: issuerId, display: issuerDisplayValue),
+            display: displayValue, instances: instances, policy: CredentialPolicy(batchSize: batchSize, use: use),
+            state: state, refreshToken: refreshToken, createdAt: Date(timeIntervalSince1970: created),
+            updatedAt: Date(timeIntervalSince1970: updated))
+    }
+
+    // MARK: Delete
+
+    /// Deletes the credential `id` and then the keys of all its instances from the secure area.
+    public func delete(id: String) async throws(StorageError) {
+        let aliases = try connection.transaction { () throws(StorageError) -> [String] in
+            let aliases = try connection.query(
+                "SELECT key_alias FROM credential_instances WHERE credential_id = ? AND key_deleted = 0", [.text(id)]
+            ).compactMap { $0.first?.string }
+            guard try connection.run("DELETE FROM credentials WHERE id = ?", [.text(id)]) == 1 else {
+                throw .credentialNotFound(id: id)
+            }
+            for alias in aliases {
+                try connection.run("INSERT OR IGNORE INTO pending_key_deletions (alias) VALUES (?)", [.text(alias)])
+            }
+            return aliases
+        }
+        try await deleteKeys(aliases)
+    }
+
+    /// Deletes keys from the secure area, forgetting each pending deletion once done. A
+    /// key already gone counts as deleted. The first other failure is thrown after trying
+    /// every alias; those aliases stay pending for `purgeSpentKeys()`.
+    private func deleteKeys(_ aliases: [String]) async throws(StorageError) {
+        var firstError: StorageError?
+        for alias in aliases where !inFlight.contains(alias) {
+            do {
+                try await secureArea.deleteKey(alias: alias)
+            } catch .keyNotFound {
+            } catch {
+                firstError = firstError ?? error
+                continue
+            }
+            try connection.run("DELETE FROM pending_key_deletions WHERE alias = ?", [.text(alias)])
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// Finishes key deletions interrupted by a crash or a failing secure area: pending
+    /// deletions, and keys of spent one-time instances. Returns how many aliases were processed.
+    @discardableResult
+    public func purgeSpentKeys() async throws(StorageError) -> Int {
+        let pending = try connection.query("SELECT alias FROM pending_key_deletions ORDER BY alias").compactMap { $0.first?.string }
+        try await deleteKeys(pending)
+        let spent = try connection.query(
+            """
+            SELECT i.credential_id, i.idx, i.key_alias FROM credential_instances i JOIN credentials c ON c.id = i.credential_id
+            WHERE c.key_use = 'one_time' AND i.use_count > 0 AND i.key_deleted = 0
+            """)
+        var count = pending.count
+        for row in spent {
+            guard row.count == 3, let id = row[0].string, let index = row[1].int64, let alias = row[2].string,
+                  !inFlight.contains(alias) else { continue }
+            do { try await secureArea.deleteKey(alias: alias) } catch .keyNotFound {}
+            try connection.run(
+                "UPDATE credential_instances SET key_deleted = 1 WHERE credential_id = ? AND idx = ?",
+                [.text(id), .integer(index)])
+            count += 1
+        }
+        return count
+    }
+
+    // MARK: Consume
+
+    /// Hands out an instance of credential `id` for one presentation.
+    ///
+    /// `.oneTime`: an instance never handed out before, each exactly once (even under
+    /// concurrent calls); its key is deleted from the secure area before this returns,
+    /// so the returned signer is the key's last use. When none is left,
+    /// `noInstancesLeft`. `.rotate`: the least-used instance (lowest index on ties).
+    public func consumeInstance(of id: String, passphrase: String? = nil) async throws(StorageError) -> ConsumedInstance {
+        let now = clock.now
+        // One synchronous transaction: no await inside, so no other call on this actor
+        // interleaves, and BEGIN IMMEDIATE excludes other processes.
+        let (instance, use) = try connection.transaction { () throws(StorageError) -> (CredentialInstance, KeyUse) in
+            let rows = try connection.query("SELECT key_use, state FROM credentials WHERE id = ?", [.text(id)])
+            guard let row = rows.first, row.count == 2, let use = row[0].string.flatMap(KeyUse.init(rawValue:)) else {
+                throw .credentialNotFound(id: id)
+            }
+            guard row[1].string == "issued" else { throw .credentialDeferred(credentialId: id) }
+            let order = use == .oneTime ? "AND use_count = 0 ORDER BY idx" : "ORDER BY use_count, idx"
+            let candidates = try connection.query(
+                "SELECT credential_id, idx, key_alias, raw, use_count FROM credential_instances WHERE credential_id = ? \(order) LIMIT 1",
+                [.text(id)])
+            guard let candidate = candidates.first else { throw .noInstancesLeft(credentialId: id) }
+            let chosen = try Self.decodeInstance(candidate)
+            try connection.run(
+                "UPDATE credential_instances SET use_count = use_count + 1, last_used_at = ? WHERE credential_id = ? AND idx = ?",
+                [.real(now.timeIntervalSince1970), .text(id), .integer(Int64(chosen.index))])
+            return (CredentialInstance(index: chosen.index, keyAlias: chosen.keyAlias, raw: chosen.raw,
+                                       useCount: chosen.useCount + 1), use)
+        }
+        inFlight.insert(instance.keyAlias)
+        defer { inFlight.remove(instance.keyAlias) }
+        let signer: any Signer
+        let keyAgreement: (any KeyAgreement)?
+        do {
+            signer = try await secureArea.signer(for: instance.keyAlias, passphrase: passphrase)
+            if case .ec = signer.publicKey {
+                keyAgreement = try await secureArea.keyAgreement(for: instance.keyAlias, passphrase: passphrase)
+            } else {
+                keyAgreement = nil
+            }
+        } catch {
+            // The instance was not used after all (no key, wrong passphrase): give it back.
+            _ = try? connection.run(
+                "UPDATE credential_instances SET use_count = use_count - 1 WHERE credential_id = ? AND idx = ? AND use_count > 0",
+                [.text(id), .integer(Int64(instance.index))])
+            throw error
+        }
+        if use == .oneTime {
+            // A failure here leaves key_deleted = 0; purgeSpentKeys() retries. The instance
+            // itself is spent either way and is never handed out again.
+            var deleted = true
+            do { try await secureArea.deleteKey(alias: instance.keyAlias) } catch .keyNotFound {} catch { deleted = false }
+            if deleted {
+                try connection.run(
+                    "UPDATE credential_instances SET key_deleted = 1 WHERE credential_id = ? AND idx = ?",
+                    [.text(id), .integer(Int64(instance.index))])
+            }
+        }
+        let remaining = try remainingInstances(of: id)
+        return ConsumedInstance(credentialId: id, instance: instance, signer: signer, keyAgreement: keyAgreement,
+                                remaining: remaining)
+    }
+
+    /// How many instances can still be handed out: unused ones for `.oneTime`, all for `.rotate`.
+    public func remainingInstances(of id: String) throws(StorageError) -> Int {
+        let rows = try connection.query("SELECT key_use FROM credentials WHERE id = ?", [.text(id)])
+        guard let use = rows.first?.first?.string.flatMap(KeyUse.init(rawValue:)) else { throw .credentialNotFound(id: id) }
+        let sql = use == .oneTime
+            ? "SELECT COUNT(*) FROM credential_instances WHERE credential_id = ? AND use_count = 0"
+            : "SELECT COUNT(*) FROM credential_instances WHERE credential_id = ?"
+        return Int(try connection.query(sql, [.text(id)]).first?.first?.int64 ?? 0)
+    }
+}

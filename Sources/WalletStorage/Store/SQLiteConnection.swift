@@ -1,0 +1,222 @@
+import CSQLite
+import Foundation
+
+/// Where a store keeps its data: a database file, or SQLite `:memory:` (tests).
+public enum StorageLocation: Sendable, Equatable {
+    /// A database file (created when missing). Its WAL (`-wal`) and shared-memory
+    /// (`-shm`) files live next to it.
+    case file(URL)
+    /// A private in-memory database that disappears with the store.
+    case inMemory
+}
+
+/// One SQLite value, as bound to or read from a prepared statement.
+enum SQLValue: Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+
+    var int64: Int64? { if case .integer(let value) = self { value } else { nil } }
+    var double: Double? {
+        switch self {
+        case .real(let value): value
+        case .integer(let value): Double(value)
+        default: nil
+        }
+    }
+    var string: String? { if case .text(let value) = self { value } else { nil } }
+    var bytes: [UInt8]? {
+        switch self {
+        case .blob(let value): value
+        case .null: nil
+        default: nil
+        }
+    }
+}
+
+/// A single SQLite connection with a prepared-statement cache. Not thread-safe by
+/// itself: each owner (an actor) confines its connection to its own executor.
+///
+/// Settings: WAL journal (file databases), `foreign_keys = ON`, a busy timeout so that
+/// a second process waits for the write lock instead of failing, and
+/// `synchronous = FULL` so that a transaction reported committed survives a crash.
+final class SQLiteConnection {
+    private var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+    /// The path of the database file, or nil in memory.
+    let path: String?
+
+    init(location: StorageLocation, busyTimeoutMilliseconds: Int32 = 5_000) throws(StorageError) {
+        let name: String
+        switch location {
+        case .file(let url): name = url.path; path = url.path
+        case .inMemory: name = ":memory:"; path = nil
+        }
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(name, &db, flags, nil)
+        guard status == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(db)
+            throw .database(operation: "open", code: status, message: message)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        do throws(StorageError) {
+            if path != nil {
+                let mode = try query("PRAGMA journal_mode = WAL").first?.first?.string
+                guard mode?.lowercased() == "wal" else {
+                    throw .database(operation: "enable WAL", code: SQLITE_ERROR, message: "journal_mode is \(mode ?? "?")")
+                }
+            }
+            try execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Finalises every cached statement and closes the connection (idempotent).
+    func close() {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    private func error(_ operation: String, _ status: Int32) -> StorageError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        return .database(operation: operation, code: status, message: message)
+    }
+
+    /// Runs one or more statements without parameters (schema changes, pragmas).
+    func execute(_ sql: String) throws(StorageError) {
+        guard let handle else { throw .closed }
+        var message: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard status == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? "error"
+            sqlite3_free(message)
+            throw .database(operation: "execute", code: status, message: text)
+        }
+    }
+
+    /// The cached prepared statement for `sql`, reset and with its bindings cleared.
+    private func statement(_ sql: String) throws(StorageError) -> OpaquePointer {
+        guard let handle else { throw .closed }
+        if let cached = statements[sql] {
+            sqlite3_reset(cached)
+            sqlite3_clear_bindings(cached)
+            return cached
+        }
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw error("prepare", status) }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func bind(_ values: [SQLValue], to statement: OpaquePointer) throws(StorageError) {
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .null: status = sqlite3_bind_null(statement, index)
+            case .integer(let number): status = sqlite3_bind_int64(statement, index, number)
+            case .real(let number): status = sqlite3_bind_double(statement, index, number)
+            case .text(let text): status = sqlite3_bind_text(statement, index, text, -1, wallet_sqlite_transient())
+            case .blob(let bytes):
+                if bytes.isEmpty {
+                    status = sqlite3_bind_zeroblob(statement, index, 0)
+                } else {
+                    status = bytes.withUnsafeBytes { raw in
+                        sqlite3_bind_blob64(statement, index, raw.baseAddress, sqlite3_uint64(raw.count), wallet_sqlite_transient())
+                    }
+                }
+            }
+            guard status == SQLITE_OK else { throw error("bind", status) }
+        }
+    }
+
+    private func column(_ statement: OpaquePointer, _ index: Int32) -> SQLValue {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, index))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
+        case SQLITE_TEXT:
+            guard let text = sqlite3_column_text(statement, index) else { return .text("") }
+            return .text(String(cString: text))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(statement, index))
+            guard count > 0, let pointer = sqlite3_column_blob(statement, index) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: pointer, count: count)))
+        default: return .null
+        }
+    }
+
+    /// Runs a query and returns every row.
+    @discardableResult
+    func query(_ sql: String, _ values: [SQLValue] = []) throws(StorageError) -> [[SQLValue]] {
+        let statement = try statement(sql)
+        defer { sqlite3_reset(statement); sqlite3_clear_bindings(statement) }
+        try bind(values, to: statement)
+        var rows: [[SQLValue]] = []
+        let columns = sqlite3_column_count(statement)
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { break }
+            guard status == SQLITE_ROW else { throw error("step", status) }
+            rows.append((0..<columns).map { column(statement, $0) })
+        }
+        return rows
+    }
+
+    /// Runs a statement that returns no rows; returns the number of rows changed.
+    @discardableResult
+    func run(_ sql: String, _ values: [SQLValue] = []) throws(StorageError) -> Int {
+        try query(sql, values)
+        guard let handle else { throw .closed }
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Runs `body` in a transaction. Writers use `BEGIN IMMEDIATE` so that the write
+    /// lock is taken up front (waiting up to the busy timeout) rather than failing
+    /// half-way with SQLITE_BUSY on upgrade from a read lock.
+    func transaction<T>(immediate: Bool = true, _ body: () throws(StorageError) -> T) throws(StorageError) -> T {
+        try execute(immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// `PRAGMA user_version`: the schema version the migrations last reached.
+    func userVersion() throws(StorageError) -> Int {
+        Int(try query("PRAGMA user_version").first?.first?.int64 ?? 0)
+    }
+
+    /// Applies every migration above the stored `user_version`, each in its own
+    /// transaction together with the version bump, so that an interrupted upgrade leaves
+    /// the database at the last complete version.
+    func migrate(_ migrations: [(version: Int, sql: String)], upTo target: Int? = nil) throws(StorageError) {
+        let latest = migrations.map(\.version).max() ?? 0
+        let goal = target ?? latest
+        let current = try userVersion()
+        guard current <= latest else { throw .schemaTooNew(found: current, supported: latest) }
+        for migration in migrations.sorted(by: { $0.version < $1.version })
+        where migration.version > current && migration.version <= goal {
+            try transaction { () throws(StorageError) in
+                try execute(migration.sql)
+                try execute("PRAGMA user_version = \(migration.version)")
+            }
+        }
+    }
+}

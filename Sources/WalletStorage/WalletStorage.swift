@@ -1,1 +1,0 @@
-// The WalletStorage module. Placeholder line keeping the target non-empty; replaced by the real sources.

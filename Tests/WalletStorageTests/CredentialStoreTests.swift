@@ -1,0 +1,187 @@
+import CSQLite
+import Foundation
+import Testing
+import WalletCrypto
+import WalletRuntime
+@testable import WalletStorage
+
+@Suite("CredentialStore")
+struct CredentialStoreTests {
+    private func makeStore(area: SoftwareSecureArea? = nil) throws -> (CredentialStore, SoftwareSecureArea) {
+        let area = try area ?? SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        return (try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider()), area)
+    }
+
+    /// A credential whose instances have real keys in `area`.
+    private func issue(_ id: String, count: Int, use: KeyUse, area: SoftwareSecureArea,
+                       format: CredentialFormat = .sdJwtVc, type: String = "urn:eudi:pid:1",
+                       issuer: String = "https://issuer.example") async throws -> StoredCredential {
+        var instances: [CredentialInstance] = []
+        for index in 0..<count {
+            let alias = "\(id)-\(index)"
+            _ = try await area.createKey(alias: alias)
+            instances.append(CredentialInstance(index: index, keyAlias: alias, raw: Array("\(id) instance \(index)".utf8)))
+        }
+        return StoredCredential(id: id, format: format, type: type, issuer: IssuerInfo(identifier: issuer),
+                                instances: instances, policy: CredentialPolicy(batchSize: count, use: use))
+    }
+
+    @Test("a saved credential reads back whole; saving again replaces it and keeps createdAt")
+    func saveAndGet() async throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_700_000_000))
+        let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider(), clock: clock)
+        let original = crashTestCredential(7)
+        let saved = try await store.save(original)
+        #expect(saved.createdAt == clock.now && saved.updatedAt == clock.now)
+        let read = try #require(try await store.credential(id: "cred-7"))
+        #expect(sameContent(read, original))
+        #expect(read == saved)
+        #expect(!read.description.contains("refresh-7"))
+        clock.advance(by: 60)
+        let deferred = StoredCredential(
+            id: "cred-7", format: .sdJwtVc, type: "urn:eudi:pid:1", issuer: original.issuer, instances: [],
+            state: .deferred(transactionId: "tx-1", retryAfter: Date(timeIntervalSince1970: 1_700_000_500)))
+        let replaced = try await store.save(deferred)
+        #expect(replaced.createdAt == saved.createdAt && replaced.updatedAt == clock.now)
+        #expect(sameContent(try #require(try await store.credential(id: "cred-7")), deferred))
+        #expect(try await store.credential(id: "absent") == nil)
+    }
+
+    @Test("invalid credentials are refused before anything is written")
+    func validation() async throws {
+        let (store, _) = try makeStore()
+        let issuer = IssuerInfo(identifier: "https://issuer.example")
+        await #expect(throws: StorageError.invalidCredential("an issued credential needs at least one instance")) {
+            try await store.save(StoredCredential(id: "x", format: .msoMdoc, type: "t", issuer: issuer, instances: []))
+        }
+        let twice = [CredentialInstance(index: 0, keyAlias: "k", raw: []), CredentialInstance(index: 1, keyAlias: "k", raw: [])]
+        await #expect(throws: StorageError.invalidCredential("two instances share a key alias")) {
+            try await store.save(StoredCredential(id: "x", format: .msoMdoc, type: "t", issuer: issuer, instances: twice))
+        }
+        try await store.save(StoredCredential(id: "a", format: .msoMdoc, type: "t", issuer: issuer,
+                                              instances: [CredentialInstance(index: 0, keyAlias: "shared", raw: [])]))
+        await #expect(throws: StorageError.invalidCredential("key alias shared belongs to another credential")) {
+            try await store.save(StoredCredential(id: "b", format: .msoMdoc, type: "t", issuer: issuer,
+                                                  instances: [CredentialInstance(index: 0, keyAlias: "shared", raw: [])]))
+        }
+        #expect(try await store.list().map(\.id) == ["a"])
+    }
+
+    @Test("list filters by format, type and issuer")
+    func listFilters() async throws {
+        let (store, area) = try makeStore()
+        try await store.save(try await issue("pid", count: 1, use: .rotate, area: area))
+        try await store.save(try await issue("mdl", count: 1, use: .rotate, area: area, format: .msoMdoc, type: "org.iso.18013.5.1.mDL"))
+        try await store.save(try await issue("pid2", count: 1, use: .rotate, area: area, issuer: "https://other.example"))
+        #expect(Set(try await store.list().map(\.id)) == ["pid", "mdl", "pid2"])
+        #expect(try await store.list(CredentialFilter(format: .msoMdoc)).map(\.id) == ["mdl"])
+        #expect(Set(try await store.list(CredentialFilter(type: "urn:eudi:pid:1")).map(\.id)) == ["pid", "pid2"])
+        #expect(try await store.list(CredentialFilter(type: "urn:eudi:pid:1", issuer: "https://other.example")).map(\.id) == ["pid2"])
+        #expect(try await store.list(CredentialFilter(format: .msoMdoc, issuer: "https://other.example")).isEmpty)
+        #expect(try await store.list().first { $0.id == "mdl" }?.instances.first?.raw == Array("mdl instance 0".utf8))
+    }
+
+    @Test("deleting a credential deletes its keys from the secure area")
+    func deleteRemovesKeys() async throws {
+        let (store, area) = try makeStore()
+        try await store.save(try await issue("gone", count: 3, use: .oneTime, area: area))
+        try await store.save(try await issue("kept", count: 1, use: .rotate, area: area))
+        #expect(try await area.listKeys().count == 4)
+        try await store.delete(id: "gone")
+        #expect(try await store.credential(id: "gone") == nil)
+        #expect(try await area.listKeys().map(\.alias) == ["kept-0"])
+        await #expect(throws: StorageError.credentialNotFound(id: "gone")) { try await store.delete(id: "gone") }
+    }
+
+    @Test("100 concurrent consumeInstance calls on a oneTime credential hand out 100 distinct instances, then none")
+    func concurrentOneTime() async throws {
+        let (store, area) = try makeStore()
+        try await store.save(try await issue("batch", count: 100, use: .oneTime, area: area))
+        let indices = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<100 {
+                group.addTask {
+                    let consumed = try await store.consumeInstance(of: "batch")
+                    // The signer still works: this is the key's last use.
+                    let signature = try await consumed.signer.sign([7])
+                    guard consumed.signer.publicKey.verify(signature: signature, for: [7], algorithm: .es256) else { return -1 }
+                    return consumed.instance.index
+                }
+            }
+            var all: [Int] = []
+            for try await index in group { all.append(index) }
+            return all
+        }
+        #expect(indices.count == 100)
+        #expect(Set(indices) == Set(0..<100))
+        #expect(try await store.remainingInstances(of: "batch") == 0)
+        await #expect(throws: StorageError.noInstancesLeft(credentialId: "batch")) {
+            _ = try await store.consumeInstance(of: "batch")
+        }
+        // Every key was deleted after its one use.
+        #expect(try await area.listKeys().isEmpty)
+        #expect(try await store.purgeSpentKeys() == 0)
+    }
+
+    @Test("a rotate credential keeps serving, least used first")
+    func rotate() async throws {
+        let (store, area) = try makeStore()
+        try await store.save(try await issue("rot", count: 3, use: .rotate, area: area))
+        var order: [Int] = []
+        for _ in 0..<7 { order.append(try await store.consumeInstance(of: "rot").instance.index) }
+        #expect(order == [0, 1, 2, 0, 1, 2, 0])
+        #expect(try await store.remainingInstances(of: "rot") == 3)
+        let uses = try #require(try await store.credential(id: "rot")).instances.map(\.useCount)
+        #expect(uses == [3, 2, 2])
+        #expect(try await area.listKeys().count == 3)
+    }
+
+    @Test("a deferred credential has nothing to hand out; a missing key gives the instance back")
+    func deferredAndMissingKey() async throws {
+        let (store, area) = try makeStore()
+        try await store.save(StoredCredential(
+            id: "later", format: .sdJwtVc, type: "t", issuer: IssuerInfo(identifier: "https://i.example"), instances: [],
+            state: .deferred(transactionId: "tx", retryAfter: nil)))
+        await #expect(throws: StorageError.credentialDeferred(credentialId: "later")) { _ = try await store.consumeInstance(of: "later") }
+        try await store.save(try await issue("one", count: 1, use: .oneTime, area: area))
+        try await area.deleteKey(alias: "one-0")
+        await #expect(throws: StorageError.keyNotFound(alias: "one-0")) { _ = try await store.consumeInstance(of: "one") }
+        #expect(try await store.remainingInstances(of: "one") == 1)
+        await #expect(throws: StorageError.credentialNotFound(id: "none")) { _ = try await store.consumeInstance(of: "none") }
+    }
+
+    @Test("the refresh token is stored encrypted: its text is not in the database file")
+    func refreshTokenEncrypted() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("credentials.sqlite")
+        let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let store = try CredentialStore(location: .file(url), secureArea: area, wrapping: FixedKeyWrappingProvider())
+        let token = "rt-\(UUID().uuidString)-secret"
+        try await store.save(StoredCredential(
+            id: "c", format: .sdJwtVc, type: "t", issuer: IssuerInfo(identifier: "https://i.example"),
+            instances: [CredentialInstance(index: 0, keyAlias: "k", raw: [1])], refreshToken: token))
+        for suffix in ["", "-wal"] {
+            let bytes = (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: url.path + suffix)))) ?? []
+            #expect(!contains(bytes, Array(token.utf8)))
+        }
+        #expect(try await store.credential(id: "c")?.refreshToken == token)
+        await store.close()
+        let otherKey = try CredentialStore(location: .file(url), secureArea: area, wrapping: FixedKeyWrappingProvider(byte: 1))
+        await #expect(throws: StorageError.unwrapFailed(what: "test secret")) { _ = try await otherKey.credential(id: "c") }
+    }
+
+    @Test("a database from a newer schema is refused")
+    func schemaTooNew() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("future.sqlite")
+        let connection = try SQLiteConnection(location: .file(url))
+        try connection.execute("PRAGMA user_version = 99")
+        connection.close()
+        #expect(throws: StorageError.schemaTooNew(found: 99, supported: CredentialStore.schemaVersion)) {
+            _ = try CredentialStore(location: .file(url), secureArea: try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider()),
+                                    wrapping: FixedKeyWrappingProvider())
+        }
+    }
+}

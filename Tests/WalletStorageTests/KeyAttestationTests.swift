@@ -1,0 +1,107 @@
+import Foundation
+import JOSE
+import Testing
+import WalletCrypto
+import WalletRuntime
+@testable import WalletStorage
+
+@Suite("Key attestation (OpenID4VCI 1.0 Appendix D)")
+struct KeyAttestationTests {
+    @Test("a key created with a challenge carries an attestation that verifies and names its key")
+    func createKeyWithChallenge() async throws {
+        let provider = try WalletProviderFixture()
+        let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider(), attester: provider.issuer)
+        let info = try await area.createKey(alias: "k", options: KeyCreationOptions(attestationChallenge: "c-nonce-1"))
+        let compact = try #require(info.attestation)
+        let verified = try KeyAttestationVerifier(trustAnchors: [provider.anchor]).verify(compact, expectedNonce: "c-nonce-1", at: Date())
+        #expect(verified.attestedKeys == [JWK(publicKey: info.publicKey)])
+        #expect(verified.keyStorage == [.iso18045Basic])
+        #expect(verified.userAuthentication == [.iso18045Basic])
+        #expect(verified.nonce == "c-nonce-1")
+        #expect(verified.issuer == "https://wallet-provider.example")
+        let header = try JWT(compact: compact).header
+        #expect(header.type == "key-attestation+jwt")
+        #expect(header["x5c"]?.arrayValue?.count == 1)
+    }
+
+    @Test("a batch attestation lists every key; without an attester a challenge is refused")
+    func batchAndUnavailable() async throws {
+        let provider = try WalletProviderFixture()
+        let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider(), attester: provider.issuer)
+        var keys: [JWK] = []
+        for index in 0..<3 { keys.append(JWK(publicKey: try await area.createKey(alias: "b\(index)").publicKey)) }
+        let attestation = try await area.keyAttestation(for: ["b0", "b1", "b2"], nonce: nil)
+        let verified = try KeyAttestationVerifier(trustAnchors: [provider.anchor])
+            .verify(attestation.compactSerialization, expectedNonce: nil, at: Date())
+        #expect(verified.attestedKeys == keys)
+        #expect(verified.nonce == nil)
+        let plain = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        await #expect(throws: StorageError.attestationUnavailable) {
+            _ = try await plain.createKey(alias: "x", options: KeyCreationOptions(attestationChallenge: "n"))
+        }
+    }
+
+    @Test("the verifier rejects a tampered payload, another anchor, a wrong nonce, expiry and a wrong typ")
+    func negativeCases() async throws {
+        let provider = try WalletProviderFixture(validity: 600)
+        let key = try ECPrivateKey.generate(curve: .p256)
+        let now = Date()
+        let attestation = try await provider.issuer.attest([.ec(key.publicKey)], nonce: "n-1", now: now)
+        let verifier = KeyAttestationVerifier(trustAnchors: [provider.anchor])
+        #expect(throws: Never.self) { _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-1", at: now) }
+
+        // Tampered: another attested key, same signature.
+        let parts = attestation.compactSerialization.split(separator: ".").map(String.init)
+        let payloadBytes = try #require(Base64URL.decode(parts[1]))
+        var claims = try #require(try JSONValue.parse(payloadBytes).objectValue)
+        claims["attested_keys"] = .array([JWK(publicKey: .ec(try ECPrivateKey.generate(curve: .p256).publicKey)).jsonValue])
+        let tampered = parts[0] + "." + Base64URL.encode(JSONValue.object(claims).serializedBytes) + "." + parts[2]
+        #expect(throws: StorageError.invalidKeyAttestation(.invalidSignature)) {
+            _ = try verifier.verify(tampered, expectedNonce: "n-1", at: now)
+        }
+        let stranger = try WalletProviderFixture()
+        #expect(throws: StorageError.self) {
+            _ = try KeyAttestationVerifier(trustAnchors: [stranger.anchor]).verify(attestation.compactSerialization, expectedNonce: "n-1", at: now)
+        }
+        #expect(throws: StorageError.invalidKeyAttestation(.nonceMismatch)) {
+            _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-2", at: now)
+        }
+        #expect(throws: StorageError.invalidKeyAttestation(.expired)) {
+            _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-1", at: now.addingTimeInterval(3600))
+        }
+        #expect(throws: StorageError.invalidKeyAttestation(.issuedInFuture)) {
+            _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-1", at: now.addingTimeInterval(-3600))
+        }
+        // Same claims and chain, but typ JWT.
+        let wrongType = try await JWT.sign(
+            claims: try JWTClaims(json: payloadBytes), signer: provider.issuer.signer,
+            type: "JWT", x5c: provider.issuer.certificateChain)
+        #expect(throws: StorageError.invalidKeyAttestation(.wrongType("JWT"))) {
+            _ = try verifier.verify(wrongType.compactSerialization, expectedNonce: "n-1", at: now)
+        }
+    }
+
+    @Test("the Appendix D.1 example's claims are read (its x5c is truncated, so it cannot verify)")
+    func specExampleClaims() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("../shared/vectors/openid4vci/proofs_and_key_attestation.json")
+        let vector = try JSONValue.parse(Array(try Data(contentsOf: url)))
+        let example = try #require(vector["inputs"]?["key_attestation"])
+        let payload = try #require(example["payload_text"]?.stringValue)
+        let header = try #require(example["header_json"])
+        // Re-sign the published payload bytes (exact) with a test provider to read them back.
+        let compact = Base64URL.encode(JSONValue.object(["typ": header["typ"] ?? .null, "alg": "ES256"]).serializedBytes)
+            + "." + Base64URL.encode(Array(payload.utf8)) + "." + Base64URL.encode([UInt8](repeating: 0, count: 64))
+        let parsed = try KeyAttestation(unverified: compact)
+        let expectedKey = try JWK(members: try #require(vector["expected"]?["key_attestation_attested_key"]?.objectValue))
+        #expect(parsed.attestedKeys == [expectedKey])
+        #expect(parsed.keyStorage == [.iso18045Moderate])
+        #expect(parsed.userAuthentication == [.iso18045Moderate])
+        #expect(parsed.issuedAt == Date(timeIntervalSince1970: 1516247022))
+        #expect(parsed.expiresAt == Date(timeIntervalSince1970: 1541493724))
+        // It has no x5c a verifier could check.
+        #expect(throws: StorageError.self) {
+            _ = try KeyAttestationVerifier(trustAnchors: []).verify(compact, expectedNonce: nil, at: Date(timeIntervalSince1970: 1516247100))
+        }
+    }
+}

@@ -1,0 +1,229 @@
+import CSQLite
+import Foundation
+import Testing
+import WalletCrypto
+import WalletRuntime
+@testable import WalletStorage
+
+@Suite("SoftwareSecureArea")
+struct SoftwareSecureAreaTests {
+    private func inMemoryArea(attester: KeyAttestationIssuer? = nil) throws -> SoftwareSecureArea {
+        try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider(), attester: attester,
+                               perKeyScrypt: testScrypt)
+    }
+
+    @Test("a created key signs messages that verify with its public key, for every algorithm")
+    func signsWithEveryAlgorithm() async throws {
+        let area = try inMemoryArea()
+        let message = Array("holder binding".utf8)
+        for algorithm in KeyAlgorithm.allCases {
+            let info = try await area.createKey(alias: "k-\(algorithm.rawValue)", options: KeyCreationOptions(algorithm: algorithm))
+            let signer = try await area.signer(for: info.alias)
+            #expect(signer.algorithm == algorithm.signatureAlgorithm)
+            #expect(signer.publicKey == info.publicKey)
+            let signature = try await signer.sign(message)
+            #expect(info.publicKey.verify(signature: signature, for: message, algorithm: algorithm.signatureAlgorithm))
+            #expect(!info.publicKey.verify(signature: signature, for: message + [0], algorithm: algorithm.signatureAlgorithm))
+        }
+        #expect(try await area.listKeys().map(\.alias) == KeyAlgorithm.allCases.map { "k-\($0.rawValue)" }.sorted())
+    }
+
+    @Test("key agreement gives the same secret as the peer computes, and is refused for Ed25519")
+    func keyAgreement() async throws {
+        let area = try inMemoryArea()
+        _ = try await area.createKey(alias: "ecdh")
+        let agreement = try await area.keyAgreement(for: "ecdh")
+        let peer = try ECPrivateKey.generate(curve: .p256)
+        let ours = try await agreement.sharedSecret(with: peer.publicKey)
+        #expect(ours == (try peer.sharedSecret(with: agreement.publicKey)))
+        _ = try await area.createKey(alias: "ed", options: KeyCreationOptions(algorithm: .ed25519))
+        await #expect(throws: StorageError.unsupportedKeyOperation(alias: "ed", operation: "key agreement")) {
+            _ = try await area.keyAgreement(for: "ed")
+        }
+    }
+
+    @Test("aliases are unique, unknown aliases are reported, deleted keys are gone")
+    func aliasLifecycle() async throws {
+        let area = try inMemoryArea()
+        _ = try await area.createKey(alias: "a")
+        await #expect(throws: StorageError.keyAlreadyExists(alias: "a")) { _ = try await area.createKey(alias: "a") }
+        await #expect(throws: StorageError.keyNotFound(alias: "b")) { _ = try await area.signer(for: "b") }
+        await #expect(throws: StorageError.self) { _ = try await area.createKey(alias: "") }
+        try await area.deleteKey(alias: "a")
+        await #expect(throws: StorageError.keyNotFound(alias: "a")) { _ = try await area.keyInfo(alias: "a") }
+        await #expect(throws: StorageError.keyNotFound(alias: "a")) { try await area.deleteKey(alias: "a") }
+        #expect(try await area.listKeys().isEmpty)
+    }
+
+    @Test("a per-key passphrase is required, and a wrong one does not unwrap the key")
+    func perKeyPassphrase() async throws {
+        let area = try inMemoryArea()
+        let info = try await area.createKey(alias: "p", options: KeyCreationOptions(passphrase: "correct horse"))
+        #expect(info.isPassphraseProtected)
+        await #expect(throws: StorageError.passphraseRequired(alias: "p")) { _ = try await area.signer(for: "p") }
+        await #expect(throws: StorageError.unwrapFailed(what: "key p")) {
+            _ = try await area.signer(for: "p", passphrase: "wrong horse")
+        }
+        let signer = try await area.signer(for: "p", passphrase: "correct horse")
+        let signature = try await signer.sign([1, 2, 3])
+        #expect(info.publicKey.verify(signature: signature, for: [1, 2, 3], algorithm: .es256))
+    }
+
+    @Test("a wrapped key moved to another alias or altered in the database does not unwrap")
+    func aadBindsAliasAndTamperingIsDetected() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("keys.sqlite")
+        let wrapping = FixedKeyWrappingProvider()
+        let area = try SoftwareSecureArea(location: .file(url), wrapping: wrapping)
+        _ = try await area.createKey(alias: "one")
+        _ = try await area.createKey(alias: "two")
+        await area.close()
+        let connection = try SQLiteConnection(location: .file(url))
+        // Give "two" the wrapped private key of "one" (with one's public key too).
+        try connection.run(
+            """
+            UPDATE secure_area_keys SET wrapped_key = (SELECT wrapped_key FROM secure_area_keys WHERE alias = 'one'),
+            public_key = (SELECT public_key FROM secure_area_keys WHERE alias = 'one') WHERE alias = 'two'
+            """)
+        // Flip one bit of "one"'s ciphertext.
+        let wrapped = try #require(try connection.query("SELECT wrapped_key FROM secure_area_keys WHERE alias = 'one'").first?.first?.bytes)
+        var flipped = wrapped
+        flipped[20] ^= 1
+        try connection.run("UPDATE secure_area_keys SET wrapped_key = ? WHERE alias = 'one'", [.blob(flipped)])
+        connection.close()
+        let reopened = try SoftwareSecureArea(location: .file(url), wrapping: wrapping)
+        await #expect(throws: StorageError.unwrapFailed(what: "test secret")) { _ = try await reopened.signer(for: "two") }
+        await #expect(throws: StorageError.unwrapFailed(what: "test secret")) { _ = try await reopened.signer(for: "one") }
+    }
+
+    @Test("the key file is created 0600 and a group-readable key file is refused")
+    func keyFilePermissions() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("keys.sqlite")
+        let provider = try KeyFileWrappingProvider(nextTo: database)
+        let attributes = try FileManager.default.attributesOfItem(atPath: provider.fileURL.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect((attributes[.size] as? NSNumber)?.intValue == 32)
+        // Reopening reads the same key: what one wrapped, the other unwraps.
+        let again = try KeyFileWrappingProvider(nextTo: database)
+        let wrapped = try provider.wrap([9, 9, 9], aad: [1])
+        #expect(try again.unwrap(wrapped, aad: [1]) == [9, 9, 9])
+        #expect(throws: StorageError.unwrapFailed(what: "wrapped secret")) { try again.unwrap(wrapped, aad: [2]) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: provider.fileURL.path)
+        #expect(throws: StorageError.keyFile(path: provider.fileURL.path, reason: "readable or writable by group or others")) {
+            _ = try KeyFileWrappingProvider(nextTo: database)
+        }
+    }
+
+    @Test("a passphrase provider unwraps with the right passphrase only (scrypt via OpenSSL)")
+    func passphraseProvider() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("keys.sqlite")
+        let provider = try PassphraseWrappingProvider(passphrase: "open sesame", nextTo: database, parameters: testScrypt)
+        let wrapped = try provider.wrap([1, 2, 3], aad: [])
+        let same = try PassphraseWrappingProvider(passphrase: "open sesame", nextTo: database, parameters: testScrypt)
+        #expect(try same.unwrap(wrapped, aad: []) == [1, 2, 3])
+        let other = try PassphraseWrappingProvider(passphrase: "open sesame!", nextTo: database, parameters: testScrypt)
+        #expect(throws: StorageError.unwrapFailed(what: "wrapped secret")) { try other.unwrap(wrapped, aad: []) }
+    }
+
+    @Test("scrypt matches the RFC 7914 §12 test vector (password, NaCl, N=1024, r=8, p=16)")
+    func scryptVector() throws {
+        let derived = try Scrypt.deriveKey(
+            password: Array("password".utf8), salt: Array("NaCl".utf8),
+            parameters: try ScryptParameters(n: 1024, r: 8, p: 16), length: 64)
+        #expect(Hex.encode(derived) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162"
+            + "2eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
+    }
+
+    @Test("keys survive reopening in a new process, and the private scalar is nowhere in the database files")
+    func keysPersistAcrossProcessesAndStayEncrypted() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("keys.sqlite")
+        let wrapping = try KeyFileWrappingProvider(nextTo: url)
+        let area = try SoftwareSecureArea(location: .file(url), wrapping: wrapping, perKeyScrypt: testScrypt)
+        var infos: [KeyInfo] = []
+        for (alias, algorithm) in [("holder-p256", KeyAlgorithm.p256), ("holder-p384", .p384), ("holder-ed", .ed25519)] {
+            infos.append(try await area.createKey(alias: alias, options: KeyCreationOptions(algorithm: algorithm)))
+        }
+        infos.append(try await area.createKey(alias: "holder-locked", options: KeyCreationOptions(passphrase: "pin 1234")))
+
+        // Unwrap each record independently (key file + AES-GCM + the documented AAD) to
+        // learn the private scalars, then look for them in every database file.
+        let keyFile = try [UInt8](Data(contentsOf: wrapping.fileURL))
+        let reader = try SQLiteConnection(location: .file(url))
+        var scalars: [[UInt8]] = []
+        for info in infos where !info.isPassphraseProtected {
+            let wrapped = try #require(try reader.query(
+                "SELECT wrapped_key FROM secure_area_keys WHERE alias = ?", [.text(info.alias)]).first?.first?.bytes)
+            let aad = SoftwareSecureArea.keyAAD(
+                alias: info.alias, algorithm: info.algorithm, publicKeyDER: try info.publicKey.spkiDER, format: 1)
+            let scalar = try AESGCM.open(combined: Array(wrapped[13...]), key: keyFile, nonce: Array(wrapped[1..<13]), aad: aad)
+            #expect(scalar.count == (info.algorithm.curve?.coordinateByteCount ?? 32))
+            scalars.append(scalar)
+        }
+        reader.close()
+        func scan() throws {
+            for suffix in ["", "-wal", "-shm"] {
+                guard let bytes = try? [UInt8](Data(contentsOf: URL(fileURLWithPath: url.path + suffix))) else { continue }
+                for scalar in scalars { #expect(!contains(bytes, scalar), "private scalar found in keys.sqlite\(suffix)") }
+                #expect(!contains(bytes, keyFile), "wrapping key found in keys.sqlite\(suffix)")
+            }
+        }
+        try scan()   // while the WAL is live
+        await area.close()
+        try scan()   // after the checkpoint on close
+
+        // A new process opens the area and signs with every key.
+        let message = "signed in the child"
+        let (child, pipe) = try launchTestChild(
+            filter: "StorageChildProcess/keyChild", environment: ["WALLET_STORAGE_KEYS_CHILD": url.path, "WALLET_STORAGE_MESSAGE": message])
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        var signatures: [String: [UInt8]] = [:]
+        for line in output.split(separator: "\n") where line.hasPrefix("signature ") {
+            let parts = line.split(separator: " ")
+            if parts.count == 3, let bytes = Hex.decode(String(parts[2])) { signatures[String(parts[1])] = bytes }
+        }
+        #expect(signatures.count == infos.count, "child output: \(output)")
+        for info in infos {
+            let signature = try #require(signatures[info.alias])
+            #expect(info.publicKey.verify(signature: signature, for: Array(message.utf8), algorithm: info.algorithm.signatureAlgorithm))
+        }
+    }
+}
+
+/// Entry points for the tests that re-launch this binary; no-ops without their variables.
+@Suite("StorageChildProcess")
+struct StorageChildProcess {
+    @Test("child: open the key area and sign with every key")
+    func keyChild() async throws {
+        guard let path = ProcessInfo.processInfo.environment["WALLET_STORAGE_KEYS_CHILD"],
+              let message = ProcessInfo.processInfo.environment["WALLET_STORAGE_MESSAGE"] else { return }
+        let url = URL(fileURLWithPath: path)
+        let area = try SoftwareSecureArea(location: .file(url), wrapping: try KeyFileWrappingProvider(nextTo: url),
+                                          perKeyScrypt: testScrypt)
+        for info in try await area.listKeys() {
+            let signer = try await area.signer(for: info.alias, passphrase: info.isPassphraseProtected ? "pin 1234" : nil)
+            let signature = try await signer.sign(Array(message.utf8))
+            FileHandle.standardOutput.write(Data("signature \(info.alias) \(Hex.encode(signature))\n".utf8))
+        }
+    }
+
+    @Test("child: save credentials in a loop, reporting each committed id")
+    func saveLoopChild() async throws {
+        guard let path = ProcessInfo.processInfo.environment["WALLET_STORAGE_CHILD"] else { return }
+        let url = URL(fileURLWithPath: path)
+        let store = try CredentialStore(
+            location: .file(url), secureArea: try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider()),
+            wrapping: FixedKeyWrappingProvider())
+        for number in 0..<100_000 {
+            try await store.save(crashTestCredential(number))
+            FileHandle.standardOutput.write(Data("committed cred-\(number)\n".utf8))
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import JOSE
+import WalletCrypto
+import WalletRuntime
+@testable import WalletStorage
+
+/// A fresh directory under the system temporary directory.
+func makeTemporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-storage-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// A wrapping provider with a fixed key, so that databases written in one run (or the
+/// committed fixture) can be read in another.
+struct FixedKeyWrappingProvider: KeyWrappingProvider {
+    let wrapper: AESKeyWrapper
+
+    init(byte: UInt8 = 0x5A) {
+        var key = [UInt8](repeating: byte, count: 32)
+        wrapper = AESKeyWrapper(key: SecretBytes(consuming: &key))
+    }
+
+    func wrap(_ plaintext: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] { try wrapper.wrap(plaintext, aad: aad) }
+    func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
+        try wrapper.unwrap(wrapped, aad: aad, what: "test secret")
+    }
+}
+
+/// Cheap scrypt parameters so that per-key passphrase tests stay fast.
+let testScrypt = try! ScryptParameters(n: 1 << 10, r: 8, p: 1)
+
+/// A wallet provider: a root CA and a leaf certificate for its attestation key.
+struct WalletProviderFixture {
+    let anchor: X509Certificate
+    let issuer: KeyAttestationIssuer
+
+    init(validity: TimeInterval = 3600, now: Date = Date()) throws {
+        let later = now.addingTimeInterval(365 * 86_400)
+        let rootKey = try ECPrivateKey.generate(curve: .p256)
+        anchor = try CertificateBuilder.certificateAuthority(
+            subject: try DistinguishedName([(.commonName, "Test Wallet Provider Root")]),
+            notBefore: now.addingTimeInterval(-86_400), notAfter: later
+        ).selfSigned(with: .ec(rootKey))
+        let leafKey = try ECPrivateKey.generate(curve: .p256)
+        let leaf = try CertificateBuilder.endEntity(
+            subject: try DistinguishedName([(.commonName, "Test Wallet Provider Key Attestation")]),
+            subjectPublicKeyInfoDER: leafKey.publicKey.spkiDER, notBefore: now.addingTimeInterval(-86_400), notAfter: later
+        ).signed(by: anchor, key: .ec(rootKey))
+        issuer = KeyAttestationIssuer(
+            signer: SoftwareSigner(leafKey), certificateChain: [leaf], issuer: "https://wallet-provider.example",
+            keyStorage: [.iso18045Basic], userAuthentication: [.iso18045Basic], validity: validity)
+    }
+}
+
+/// Whether `needle` occurs in `haystack`.
+func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+    guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+    let first = needle[0]
+    var index = 0
+    let last = haystack.count - needle.count
+    while index <= last {
+        if haystack[index] == first, Array(haystack[index..<(index + needle.count)]) == needle { return true }
+        index += 1
+    }
+    return false
+}
+
+/// Runs this test binary again as a child process, selecting one test by `filter`,
+/// with extra environment variables. Returns the process and its stdout pipe.
+func launchTestChild(filter: String, environment: [String: String]) throws -> (Process, Pipe) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
+    var env = ProcessInfo.processInfo.environment
+    for (name, value) in environment { env[name] = value }
+    process.environment = env
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return (process, pipe)
+}
+
+/// The deterministic credential the crash-safety child saves as number `number`.
+func crashTestCredential(_ number: Int) -> StoredCredential {
+    let id = "cred-\(number)"
+    let instances = (0..<3).map { index in
+        var raw: [UInt8] = []
+        var block = HashAlgorithm.sha256.digest(Array("\(id)/\(index)".utf8))
+        while raw.count < 3000 {
+            raw += block
+            block = HashAlgorithm.sha256.digest(block)
+        }
+        return CredentialInstance(index: index, keyAlias: "\(id)-key-\(index)", raw: raw)
+    }
+    return StoredCredential(
+        id: id, format: number % 2 == 0 ? .sdJwtVc : .msoMdoc, type: number % 2 == 0 ? "urn:eudi:pid:1" : "org.iso.18013.5.1.mDL",
+        issuer: IssuerInfo(identifier: "https://issuer.example", display: [DisplayMetadata(name: "Issuer \(number)")]),
+        display: [DisplayMetadata(name: "Credential \(number)", locale: "en")], instances: instances,
+        policy: CredentialPolicy(batchSize: 3, use: .oneTime), refreshToken: "refresh-\(number)")
+}
+
+/// Compares what matters of two credentials (timestamps are set by the store).
+func sameContent(_ a: StoredCredential, _ b: StoredCredential) -> Bool {
+    a.id == b.id && a.format == b.format && a.type == b.type && a.issuer == b.issuer && a.display == b.display
+        && a.instances == b.instances && a.policy == b.policy && a.state == b.state && a.refreshToken == b.refreshToken
+}

@@ -1,1 +1,0 @@
-// WalletStorage tests are being written.
