@@ -2,7 +2,8 @@
 /// that mirrors the claims: a node is hidden behind its own disclosure when
 /// `isSelectivelyDisclosable`; `members` and `elements` plan the inside of an object or
 /// an array (so a disclosable node with a plan inside is a recursive disclosure);
-/// `decoyCount` adds decoy digests at that level (RFC 9901 §4.2.5).
+/// `decoyCount` and `elementDecoyCount` add decoy digests to an object's `_sd` or among
+/// an array's elements (RFC 9901 §4.2.5).
 public struct DisclosurePlan: Sendable, Equatable {
     /// Whether this claim or element gets its own disclosure.
     public var isSelectivelyDisclosable: Bool
@@ -17,17 +18,21 @@ public struct DisclosurePlan: Sendable, Equatable {
     }
     /// Boxed in an array, since a struct cannot hold an optional of itself.
     private var everyElementStorage: [DisclosurePlan] = []
-    /// Decoy digests to add to this object's `_sd` or among this array's elements.
+    /// Decoy digests to add to this object's `_sd`.
     public var decoyCount: Int
+    /// Decoy elements (`{"...": digest}`) to add at random places among this array's elements.
+    public var elementDecoyCount: Int
 
     /// A plan node with every part given.
     public init(isSelectivelyDisclosable: Bool = false, members: [String: DisclosurePlan] = [:],
-                elements: [Int: DisclosurePlan] = [:], everyElement: DisclosurePlan? = nil, decoyCount: Int = 0) {
+                elements: [Int: DisclosurePlan] = [:], everyElement: DisclosurePlan? = nil, decoyCount: Int = 0,
+                elementDecoyCount: Int = 0) {
         self.isSelectivelyDisclosable = isSelectivelyDisclosable
         self.members = members
         self.elements = elements
         self.everyElementStorage = everyElement.map { [$0] } ?? []
         self.decoyCount = decoyCount
+        self.elementDecoyCount = elementDecoyCount
     }
 
     /// A claim or element disclosed as a whole.
@@ -40,7 +45,7 @@ public struct DisclosurePlan: Sendable, Equatable {
 
     /// An always-visible array whose elements follow `elements`.
     public static func array(_ elements: [Int: DisclosurePlan], every: DisclosurePlan? = nil, decoys: Int = 0) -> DisclosurePlan {
-        DisclosurePlan(elements: elements, everyElement: every, decoyCount: decoys)
+        DisclosurePlan(elements: elements, everyElement: every, elementDecoyCount: decoys)
     }
 
     /// This plan, with the node itself disclosable too (recursive disclosure).
@@ -51,7 +56,8 @@ public struct DisclosurePlan: Sendable, Equatable {
     }
 
     /// A plan making each location in `paths` disclosable; a path under another listed
-    /// path gives a recursive disclosure; `null` applies to every element.
+    /// path gives a recursive disclosure; `null` applies to every element. Every object on
+    /// the way gets `decoysPerObject` decoy digests (arrays get none).
     public init(selectivelyDisclosable paths: [ClaimPath], decoysPerObject: Int = 0) throws(SDJWTError) {
         self.init(decoyCount: decoysPerObject)
         for path in paths {

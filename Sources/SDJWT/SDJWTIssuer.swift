@@ -139,7 +139,7 @@ public struct SDJWTIssuer: Sendable {
                     output.append(inner)
                 }
             }
-            for _ in 0..<max(0, plan.decoyCount) {
+            for _ in 0..<max(0, plan.elementDecoyCount) {
                 output.insert(.object(["...": .string(try decoy())]), at: try randomIndex(upTo: output.count))
             }
             return .array(output)

@@ -7,8 +7,9 @@ enum InteropCommand {
         switch arguments.first {
         case "cose": return await COSEInteropCommand.run(rest)
         case "jose": return await JOSEInteropCommand.run(rest)
+        case "sdjwt": return await SDJWTInteropCommand.run(rest)
         default:
-            print("usage: wallet interop cose|jose <subcommand> ...")
+            print("usage: wallet interop cose|jose|sdjwt <subcommand> ...")
             return 2
         }
     }
