@@ -12,7 +12,7 @@ extension SDJWT {
 
     /// An unbound presentation (no KB-JWT) disclosing only what `paths` need.
     public func presentation(disclosing paths: [ClaimPath]) throws(SDJWTError) -> SDJWT {
-        try SDJWT(issuerSignedJWT: issuerSignedJWTString, disclosures: try disclosures(for: paths))
+        SDJWT(reusingIssuerJWTOf: self, disclosures: try disclosures(for: paths))
     }
 
     /// A presentation disclosing only what `paths` need, with a Key Binding JWT signed by
@@ -36,15 +36,14 @@ extension SDJWT {
         if let holderKey {
             guard (try? holderKey.publicKey()) == signer.publicKey else { throw .holderKeyMismatch }
         }
-        let unbound = try SDJWT(issuerSignedJWT: issuerSignedJWTString, disclosures: disclosures)
-        let claims = try keyBinding.claims(sdHash: unbound.sdHash)
+        let claims = try keyBinding.claims(sdHash: sdHash)
         let jwt: JWT
         do {
             jwt = try await JWT.sign(claims: claims, signer: signer, type: keyBindingType)
         } catch {
             throw .signingFailed(error)
         }
-        return try SDJWT(issuerSignedJWT: issuerSignedJWTString, disclosures: disclosures,
-                         keyBindingJWT: jwt.compactSerialization)
+        return SDJWT(reusingIssuerJWTOf: self, disclosures: disclosures, keyBindingJWTString: jwt.compactSerialization,
+                     keyBindingJWT: jwt)
     }
 }

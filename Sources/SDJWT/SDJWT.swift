@@ -93,6 +93,18 @@ public struct SDJWT: Sendable, Equatable {
         self.keyBindingJWT = keyBindingJWT
     }
 
+    /// This SD-JWT's issuer-signed JWT, already parsed, with other disclosures and KB-JWT
+    /// (a presentation needs no second parse of the JWT).
+    init(reusingIssuerJWTOf other: SDJWT, disclosures: [Disclosure], keyBindingJWTString: String? = nil,
+         keyBindingJWT: JWT? = nil) {
+        self.issuerSignedJWTString = other.issuerSignedJWTString
+        self.issuerSignedJWT = other.issuerSignedJWT
+        self.hashAlgorithm = other.hashAlgorithm
+        self.disclosures = disclosures
+        self.keyBindingJWTString = keyBindingJWTString
+        self.keyBindingJWT = keyBindingJWT
+    }
+
     /// The issuer-signed JWT's payload (with `_sd` digests, before processing).
     public var payload: JWTClaims { issuerSignedJWT.claims }
 
