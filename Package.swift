@@ -49,7 +49,7 @@ let package = Package(
                     exclude: ["Vectors"]),
         .testTarget(name: "JOSETests", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"], exclude: ["Vectors"]),
         .testTarget(name: "COSETests", dependencies: ["COSE", "CBOR", "WalletCrypto"]),
-        .testTarget(name: "SDJWTTests", dependencies: ["SDJWT", "JOSE", "WalletCrypto", "WalletRuntime"]),
+        .testTarget(name: "SDJWTTests", dependencies: ["SDJWT", "JOSE", "WalletCrypto", "WalletRuntime"], exclude: ["Vectors"]),
         .testTarget(name: "MdocTests", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite"], exclude: ["Fixtures"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime"]),

@@ -15,6 +15,9 @@ let package = Package(
                           path: "Targets/FuzzCOSE"),
         .executableTarget(name: "FuzzJOSE", dependencies: [.product(name: "JOSE", package: "WalletSDK")],
                           path: "Targets/FuzzJOSE"),
+        .executableTarget(name: "FuzzSDJWT", dependencies: [.product(name: "SDJWT", package: "WalletSDK"),
+                                                            .product(name: "JOSE", package: "WalletSDK")],
+                          path: "Targets/FuzzSDJWT"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -14,6 +14,12 @@ struct WalletCommand {
           --no-expand            leave tag-24 embedded CBOR as bytes
       cbor diag <input>          CBOR diagnostic notation (tag-24 items expanded)
       cbor canonical <input>     re-encode CBOR deterministically (RFC 8949 §4.2.1), as hex
+      sdjwt verify <input>       verify an SD-JWT (VC) presentation, print the disclosed claims
+          --issuer-key <jwk|pem> the issuer's key (JWK, PEM public key or certificate), or
+          --anchor <pem>         trust anchors for the issuer's x5c chain
+          --aud A --nonce N      require a KB-JWT for this audience and nonce
+          --at <RFC 3339>        check at this time instead of now
+          --legacy-type          accept typ vc+sd-jwt
       interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
@@ -45,6 +51,7 @@ struct WalletCommand {
         switch command {
         case "inspect": return try InspectCommand.run(rest)
         case "cbor": return try CBORCommand.run(rest)
+        case "sdjwt": return try SDJWTCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")
         }

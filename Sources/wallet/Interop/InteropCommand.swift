@@ -8,8 +8,9 @@ enum InteropCommand {
         case "cose": return await COSEInteropCommand.run(rest)
         case "jose": return await JOSEInteropCommand.run(rest)
         case "storage": return await StorageInteropCommand.run(rest)
+        case "sdjwt": return await SDJWTInteropCommand.run(rest)
         default:
-            print("usage: wallet interop cose|jose|storage <subcommand> ...")
+            print("usage: wallet interop cose|jose|sdjwt|storage <subcommand> ...")
             return 2
         }
     }

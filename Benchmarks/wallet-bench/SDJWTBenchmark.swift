@@ -1,0 +1,137 @@
+import Foundation
+import JOSE
+import SDJWT
+import WalletCrypto
+
+/// The `sdjwt` case: a holder building a presentation of 10 disclosures with a KB-JWT,
+/// and a verifier checking it (issuer signature, disclosures, KB-JWT), each against the
+/// bare ES256 operation it cannot avoid, timed in the same run.
+enum SDJWTBenchmark {
+    static func run(iterations: Int, python: String?) throws {
+        let issuerKey = try ECPrivateKey.generate(curve: .p256)
+        let holderKey = try ECPrivateKey.generate(curve: .p256)
+        let holderSigner = SoftwareSigner(holderKey)
+        let now = Date()
+        var claims: [String: JSONValue] = [
+            "vct": "urn:eudi:pid:1", "iss": "https://issuer.example",
+            "iat": .integer(Int64(now.timeIntervalSince1970) - 60), "exp": .integer(Int64(now.timeIntervalSince1970) + 86_400),
+        ]
+        var paths: [ClaimPath] = []
+        for index in 0..<20 {
+            claims["claim_\(index)"] = .string("value number \(index) of a PID-like credential")
+            if index < 10 { paths.append([.key("claim_\(index)")]) }
+        }
+        let claimSet = claims, presented = paths
+        let plan = try DisclosurePlan(selectivelyDisclosable: (0..<20).map { [.key("claim_\($0)")] }, decoysPerObject: 5)
+        let issued = try blocking {
+            try await SDJWTIssuer(signer: SoftwareSigner(issuerKey)).issue(
+                claims: claimSet, plan: plan, holderKey: JWK(publicKey: holderKey.publicKey))
+        }
+        let parameters = KeyBindingParameters(audience: "https://verifier.example", nonce: "bench-nonce", issuedAt: now)
+        let presentation = try blocking { try await issued.presentation(disclosing: presented, keyBinding: parameters, signer: holderSigner) }
+        guard presentation.disclosures.count == 10 else { print("sdjwt: expected 10 disclosures"); exit(1) }
+        let text = presentation.serialization
+        let verifier = SDJWTVerifier(options: SDJWTVerificationOptions(
+            issuerKey: .jwk(JWK(publicKey: issuerKey.publicKey)), now: now,
+            keyBinding: KeyBindingExpectation(audience: "https://verifier.example", nonce: "bench-nonce")))
+        _ = try verifier.verify(text)
+
+        print("sdjwt: credential with 20 disclosures + 5 decoys, presenting 10 with a KB-JWT; \(iterations) iterations, median per run")
+        let present = try blocking {
+            try await asyncMedianSeconds(iterations: iterations) {
+                blackHole(try await issued.presentation(disclosing: presented, keyBinding: parameters, signer: holderSigner))
+            }
+        }
+        let message = Array(text.utf8.prefix(600))
+        let sign = try medianSeconds(iterations: iterations) { blackHole(try holderKey.signature(for: message)) }
+        let verify = try medianSeconds(iterations: iterations) { blackHole(try verifier.verify(text)) }
+        let signature = try holderKey.signature(for: message)
+        let bareVerify = medianSeconds(iterations: iterations) {
+            blackHole(holderKey.publicKey.isValidSignature(signature, for: message))
+        }
+        func line(_ name: String, _ seconds: Double, _ floor: Double, _ what: String) {
+            print("  " + name.padding(toLength: 40, withPad: " ", startingAt: 0)
+                  + String(format: "%8.1f µs   %5.2fx %@", seconds * 1e6, seconds / floor, what))
+        }
+        line("present (select 10 + KB-JWT)", present, sign, "the bare ES256 sign (1 signature needed)")
+        line("verify (issuer sig, 10 digests, KB-JWT)", verify, bareVerify, "the bare ES256 verify (2 verifications needed)")
+        line("ES256 sign (OpenSSL)", sign, sign, "the floor")
+        line("ES256 verify (OpenSSL)", bareVerify, bareVerify, "the floor")
+        if let python {
+            comparePython(python, issuance: issued.serialization, presentation: text, issuerKey: issuerKey,
+                          holderKey: holderKey, iterations: iterations, sdkPresent: present, sdkVerify: verify)
+        }
+    }
+
+    /// The sd-jwt reference implementation (Python) presenting and verifying the same credential.
+    private static func comparePython(_ python: String, issuance: String, presentation: String, issuerKey: ECPrivateKey,
+                                      holderKey: ECPrivateKey, iterations: Int, sdkPresent: Double, sdkVerify: Double) {
+        let issuerJWK = JWK(publicKey: issuerKey.publicKey).jsonString
+        guard let holderJWK = try? JWK(privateKey: holderKey).jsonString
+        else { return }
+        let script = """
+        import sys, time, statistics, json
+        from jwcrypto.jwk import JWK
+        from sd_jwt.holder import SDJWTHolder
+        from sd_jwt.verifier import SDJWTVerifier
+        issuance, presentation, issuer, holder, n = sys.argv[1], sys.argv[2], JWK.from_json(sys.argv[3]), JWK.from_json(sys.argv[4]), int(sys.argv[5])
+        def median(f):
+            samples = []
+            for _ in range(n):
+                t = time.perf_counter(); f(); samples.append(time.perf_counter() - t)
+            return statistics.median(samples)
+        disclose = {f"claim_{i}": True for i in range(10)}
+        def present():
+            SDJWTHolder(issuance).create_presentation(disclose, "bench-nonce", "https://verifier.example", holder)
+        def verify():
+            SDJWTVerifier(presentation, lambda iss, h: issuer, "https://verifier.example", "bench-nonce").get_verified_payload()
+        print(median(present), median(verify))
+        """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["-c", script, issuance, presentation, issuerJWK, holderJWK, String(iterations)]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { print("  sd-jwt: could not run \(python)"); return }
+        process.waitUntilExit()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let numbers = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        guard process.terminationStatus == 0, numbers.count == 2 else {
+            print("  sd-jwt: \(python) has no working sd-jwt package")
+            return
+        }
+        print(String(format: "  sd-jwt (Python) present %8.1f µs   SDK is %.1fx faster", numbers[0] * 1e6, numbers[0] / sdkPresent))
+        print(String(format: "  sd-jwt (Python) verify  %8.1f µs   SDK is %.1fx faster", numbers[1] * 1e6, numbers[1] / sdkVerify))
+    }
+}
+
+/// Times an async `body` and returns the median seconds per run.
+private func asyncMedianSeconds(iterations: Int, _ body: () async throws -> Void) async rethrows -> Double {
+    var samples: [Double] = []
+    for _ in 0..<iterations {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await body()
+        samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    samples.sort()
+    return samples[samples.count / 2]
+}
+
+/// Runs async work to completion from the benchmark's synchronous entry point.
+private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    guard let result = box.result else { throw SDJWTError.malformed("benchmark task did not finish") }
+    return try result.get()
+}
+
+/// Carries a task's result back to the waiting thread (written once, before the signal).
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, Error>?
+}

@@ -1,0 +1,119 @@
+import JOSE
+
+/// The claims of an SD-JWT after its disclosures were put in place (RFC 9901 §7.1):
+/// digests replaced by the disclosed claims and array elements, undisclosed digests
+/// and decoys removed, `_sd` and `_sd_alg` gone.
+///
+/// Processing enforces every check of §7.1: a digest is used at most once, each
+/// disclosure is referenced exactly once and of the right kind (property or element),
+/// no disclosed claim replaces another, and nesting stays within `maximumDepth`.
+public struct ProcessedPayload: Sendable, Equatable {
+    /// The processed claims.
+    public let claims: [String: JSONValue]
+    /// Where each disclosure's value sits in `claims`, by index into the disclosure list.
+    public let locations: [[ClaimPathElement]]
+    /// The disclosures, as given.
+    public let disclosures: [Disclosure]
+
+    /// Payload plus disclosures nest at most this deep.
+    public static let maximumDepth = 96
+
+    /// Processes `payload` (the issuer-signed JWT's claims) with `disclosures`.
+    public init(payload: [String: JSONValue], disclosures: [Disclosure], hashAlgorithm: SDJWTHashAlgorithm) throws(SDJWTError) {
+        var state = State(disclosures: disclosures)
+        for (index, disclosure) in disclosures.enumerated() {
+            let digest = disclosure.digest(using: hashAlgorithm)
+            guard state.indexByDigest.updateValue(index, forKey: digest) == nil else {
+                throw .duplicateDisclosure(digest: digest)
+            }
+        }
+        var top = payload
+        top.removeValue(forKey: "_sd_alg")
+        guard case .object(let claims) = try state.process(.object(top), at: [], depth: 0) else {
+            throw .malformed("payload is not an object")
+        }
+        var locations: [[ClaimPathElement]] = []
+        for (index, disclosure) in disclosures.enumerated() {
+            guard let location = state.locations[index] else {
+                throw .unreferencedDisclosure(digest: disclosure.digest(using: hashAlgorithm))
+            }
+            locations.append(location)
+        }
+        self.claims = claims
+        self.locations = locations
+        self.disclosures = disclosures
+    }
+
+    /// The indices of the disclosures a presentation of `paths` needs: for every location
+    /// a path selects, the disclosures on the way to it (its parents) and those inside it.
+    public func disclosureIndices(for paths: [ClaimPath]) throws(SDJWTError) -> [Int] {
+        var selected: [[ClaimPathElement]] = []
+        for path in paths { selected += try path.locations(in: claims) }
+        return locations.indices.filter { index in
+            let location = locations[index]
+            return selected.contains { target in location.starts(with: target) || target.starts(with: location) }
+        }
+    }
+
+    private struct State {
+        let disclosures: [Disclosure]
+        var indexByDigest: [String: Int] = [:]
+        var seenDigests: Set<String> = []
+        var locations: [Int: [ClaimPathElement]] = [:]
+
+        init(disclosures: [Disclosure]) { self.disclosures = disclosures }
+
+        /// The disclosure a digest refers to, after checking the digest was not used before.
+        mutating func claim(_ digest: JSONValue, arrayElement: Bool) throws(SDJWTError) -> (Int, Disclosure)? {
+            guard let text = digest.stringValue else {
+                throw .malformed(arrayElement ? "'...' is not a string" : "_sd entry is not a string")
+            }
+            guard seenDigests.insert(text).inserted else { throw .duplicateDigest(text) }
+            guard let index = indexByDigest[text] else { return nil }   // a decoy or an undisclosed claim
+            let disclosure = disclosures[index]
+            guard disclosure.isArrayElement == arrayElement else { throw .disclosureKindMismatch(digest: text) }
+            return (index, disclosure)
+        }
+
+        mutating func process(_ value: JSONValue, at location: [ClaimPathElement], depth: Int) throws(SDJWTError) -> JSONValue {
+            guard depth <= ProcessedPayload.maximumDepth else {
+                throw .limitExceeded("claims nest deeper than \(ProcessedPayload.maximumDepth)")
+            }
+            switch value {
+            case .object(let members):
+                var output: [String: JSONValue] = [:]
+                for (name, member) in members where name != "_sd" {
+                    output[name] = try process(member, at: location + [.key(name)], depth: depth + 1)
+                }
+                if let digests = members["_sd"] {
+                    guard case .array(let entries) = digests else { throw .malformed("_sd is not an array") }
+                    for entry in entries {
+                        guard let (index, disclosure) = try claim(entry, arrayElement: false),
+                              let name = disclosure.claimName else { continue }
+                        guard output[name] == nil else { throw .claimOverwritten(name) }
+                        let claimLocation = location + [.key(name)]
+                        locations[index] = claimLocation
+                        output[name] = try process(disclosure.value, at: claimLocation, depth: depth + 1)
+                    }
+                }
+                return .object(output)
+            case .array(let elements):
+                var output: [JSONValue] = []
+                for element in elements {
+                    // RFC 9901 §4.2.4.2: `{"...": digest}` stands for a selectively disclosable element.
+                    if case .object(let members) = element, members.count == 1, let digest = members["..."] {
+                        guard let (index, disclosure) = try claim(digest, arrayElement: true) else { continue }
+                        let elementLocation = location + [.index(output.count)]
+                        locations[index] = elementLocation
+                        output.append(try process(disclosure.value, at: elementLocation, depth: depth + 1))
+                    } else {
+                        output.append(try process(element, at: location + [.index(output.count)], depth: depth + 1))
+                    }
+                }
+                return .array(output)
+            default:
+                return value
+            }
+        }
+    }
+}

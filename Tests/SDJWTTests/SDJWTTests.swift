@@ -1,1 +1,0 @@
-// SDJWT tests are being written.

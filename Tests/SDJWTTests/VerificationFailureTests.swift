@@ -1,0 +1,330 @@
+import Foundation
+import JOSE
+import SDJWT
+import Testing
+import WalletCrypto
+import WalletRuntime
+
+/// Every check of the verifier fails with its own typed error (acceptance 4).
+@Suite("Verification failures")
+struct VerificationFailureTests {
+    static let claims: [String: JSONValue] = [
+        "vct": "urn:example:1", "iss": "https://issuer.example", "iat": 1_700_000_000, "exp": 1_900_000_000,
+        "given_name": "Erika", "family_name": "Mustermann",
+    ]
+    static let plan = DisclosurePlan.object(["given_name": .disclosable, "family_name": .disclosable])
+    static let expectation = KeyBindingExpectation(audience: TestSupport.audience, nonce: TestSupport.nonce)
+    static let parameters = KeyBindingParameters(audience: TestSupport.audience, nonce: TestSupport.nonce, issuedAt: TestSupport.now)
+
+    static func verify(_ text: String, keyBinding: KeyBindingExpectation? = expectation, at time: Date = TestSupport.now)
+        throws(SDJWTError) -> VerifiedSDJWT {
+        try SDJWTVerifier(options: TestSupport.options(keyBinding: keyBinding, at: time)).verify(text)
+    }
+
+    static func presentation(_ parameters: KeyBindingParameters = parameters) async throws -> SDJWT {
+        try await TestSupport.mint(claims, plan: plan).presentation(
+            disclosing: [["given_name"]], keyBinding: parameters, signer: TestSupport.holderSigner)
+    }
+
+    /// An issuer-signed JWT over hand-made claims, for malformed payloads.
+    static func signed(_ payload: [String: JSONValue], type: String = "dc+sd-jwt") async throws -> String {
+        try await JWT.sign(claims: try JWTClaims(payload), signer: TestSupport.issuerSigner, type: type).compactSerialization
+    }
+
+    /// A KB-JWT over the given claims, signed by `signer`.
+    static func keyBinding(_ claims: [String: JSONValue], type: String = "kb+jwt",
+                           signer: any Signer = TestSupport.holderSigner) async throws -> String {
+        try await JWT.sign(claims: try JWTClaims(claims), signer: signer, type: type).compactSerialization
+    }
+
+    @Test("a valid presentation passes, so the failures below come from the one change each makes")
+    func baseline() async throws {
+        let verified = try Self.verify(try await Self.presentation().serialization)
+        #expect(verified.claims["given_name"] == "Erika" && verified.claims["family_name"] == nil)
+        #expect(verified.type == "urn:example:1" && verified.issuer == "https://issuer.example")
+        #expect(verified.keyBinding?.nonce == TestSupport.nonce)
+    }
+
+    @Test("a tampered issuer signature, or the wrong issuer key, is invalidIssuerSignature")
+    func badIssuerSignature() async throws {
+        let text = try await Self.presentation().serialization
+        let jwt = String(text.prefix { $0 != "~" })
+        let parts = jwt.split(separator: ".")
+        var signature = Base64URL.decode(parts[2])!
+        signature[5] ^= 1
+        let tampered = text.replacingOccurrences(of: jwt, with: "\(parts[0]).\(parts[1]).\(Base64URL.encode(signature))")
+        #expect(throws: SDJWTError.invalidIssuerSignature(.invalidSignature)) { try Self.verify(tampered) }
+        let options = SDJWTVerificationOptions(issuerKey: .jwk(TestSupport.holderPublicJWK), now: TestSupport.now)
+        #expect(throws: SDJWTError.invalidIssuerSignature(.invalidSignature)) { try SDJWTVerifier(options: options).verify(text) }
+    }
+
+    @Test("a disclosure no digest refers to is unreferencedDisclosure")
+    func unreferenced() async throws {
+        let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan)
+        let stray = try Disclosure(salt: "c2FsdHNhbHRzYWx0", claimName: "nickname", value: "Eri")
+        let forged = try SDJWT(issuerSignedJWT: sdJWT.issuerSignedJWTString, disclosures: sdJWT.disclosures + [stray])
+        #expect(throws: SDJWTError.unreferencedDisclosure(digest: stray.digest())) {
+            try Self.verify(forged.serialization, keyBinding: nil)
+        }
+    }
+
+    @Test("the same disclosure twice is duplicateDisclosure")
+    func duplicateDisclosure() async throws {
+        let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan)
+        let first = sdJWT.disclosures[0]
+        let forged = try SDJWT(issuerSignedJWT: sdJWT.issuerSignedJWTString, disclosures: sdJWT.disclosures + [first])
+        #expect(throws: SDJWTError.duplicateDisclosure(digest: first.digest())) {
+            try Self.verify(forged.serialization, keyBinding: nil)
+        }
+    }
+
+    @Test("a digest listed twice is duplicateDigest, in _sd and among array elements")
+    func duplicateDigest() async throws {
+        let disclosure = try Disclosure(salt: "c2FsdA", claimName: "given_name", value: "Erika")
+        let digest = JSONValue.string(disclosure.digest())
+        var payload = Self.claims
+        payload.removeValue(forKey: "given_name")
+        payload["_sd"] = [digest, digest]
+        let jwt = try await Self.signed(payload)
+        #expect(throws: SDJWTError.duplicateDigest(disclosure.digest())) {
+            try Self.verify(jwt + "~" + disclosure.encoded + "~", keyBinding: nil)
+        }
+        // A decoy repeated among array elements is caught too, with no disclosure involved.
+        let decoy = SDJWTHashAlgorithm.sha256.base64URLDigest(of: "decoy")
+        payload["_sd"] = nil
+        payload["list"] = [["...": .string(decoy)], "visible", ["...": .string(decoy)]]
+        let nested = try await Self.signed(payload)
+        #expect(throws: SDJWTError.duplicateDigest(decoy)) { try Self.verify(nested + "~", keyBinding: nil) }
+    }
+
+    @Test("_sd or ... as a disclosed claim name is reservedClaimName")
+    func reservedNames() async throws {
+        let jwt = try await Self.signed(Self.claims)
+        for name in ["_sd", "..."] {
+            let text = "[\"c2FsdA\", \"\(name)\", 1]"
+            #expect(throws: SDJWTError.reservedClaimName(name)) { try Disclosure(jsonText: text) }
+            let encoded = Base64URL.encode(Array(text.utf8))
+            #expect(throws: SDJWTError.reservedClaimName(name)) { try Self.verify(jwt + "~" + encoded + "~", keyBinding: nil) }
+        }
+    }
+
+    @Test("an unsupported _sd_alg is unsupportedHashAlgorithm; sha-384 and sha-512 work")
+    func hashAlgorithms() async throws {
+        var payload = Self.claims
+        payload["_sd_alg"] = "md5"
+        let jwt = try await Self.signed(payload)
+        #expect(throws: SDJWTError.unsupportedHashAlgorithm("md5")) { try SDJWT(compact: jwt + "~") }
+        for algorithm in [SDJWTHashAlgorithm.sha384, .sha512] {
+            let issuer = SDJWTIssuer(signer: TestSupport.issuerSigner, hashAlgorithm: algorithm)
+            let sdJWT = try await issuer.issue(claims: Self.claims, plan: Self.plan, holderKey: TestSupport.holderPublicJWK)
+            #expect(sdJWT.payload["_sd"]?.arrayValue?.first?.stringValue?.count == (algorithm.hashAlgorithm.digestByteCount * 4 + 2) / 3)
+            let presented = try await sdJWT.presentation(disclosing: [["family_name"]], keyBinding: Self.parameters,
+                                                         signer: TestSupport.holderSigner)
+            #expect(try Self.verify(presented.serialization).claims["family_name"] == "Mustermann")
+        }
+    }
+
+    @Test("a disclosed claim that exists already is claimOverwritten; a disclosure of the wrong kind is disclosureKindMismatch")
+    func overwriteAndKind() async throws {
+        let disclosure = try Disclosure(salt: "c2FsdA", claimName: "iss", value: "https://evil.example")
+        var payload = Self.claims
+        payload["_sd"] = [.string(disclosure.digest())]
+        let jwt = try await Self.signed(payload)
+        #expect(throws: SDJWTError.claimOverwritten("iss")) { try Self.verify(jwt + "~" + disclosure.encoded + "~", keyBinding: nil) }
+
+        let element = try Disclosure(salt: "c2FsdA", claimName: nil, value: "DE")
+        payload["_sd"] = [.string(element.digest())]
+        let kind = try await Self.signed(payload)
+        #expect(throws: SDJWTError.disclosureKindMismatch(digest: element.digest())) {
+            try Self.verify(kind + "~" + element.encoded + "~", keyBinding: nil)
+        }
+    }
+
+    @Test("a KB-JWT whose typ is not kb+jwt is invalidKeyBindingType")
+    func keyBindingType() async throws {
+        let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan).presentation(disclosing: [["given_name"]])
+        let kb = try await Self.keyBinding(["iat": 1_750_000_000, "aud": .string(TestSupport.audience),
+                                            "nonce": .string(TestSupport.nonce), "sd_hash": .string(sdJWT.sdHash)], type: "JWT")
+        #expect(throws: SDJWTError.invalidKeyBindingType("JWT")) { try Self.verify(sdJWT.serialization + kb) }
+    }
+
+    @Test("a KB-JWT for another audience or nonce is audienceMismatch or nonceMismatch")
+    func audienceAndNonce() async throws {
+        var other = Self.parameters
+        other.audience = "https://other.example"
+        let wrongAudience = try await Self.presentation(other).serialization
+        #expect(throws: SDJWTError.audienceMismatch(expected: TestSupport.audience, actual: ["https://other.example"])) {
+            try Self.verify(wrongAudience)
+        }
+        other = Self.parameters
+        other.nonce = "replayed"
+        let wrongNonce = try await Self.presentation(other).serialization
+        #expect(throws: SDJWTError.nonceMismatch(expected: TestSupport.nonce, actual: "replayed")) { try Self.verify(wrongNonce) }
+    }
+
+    @Test("a KB-JWT moved to another disclosure set is sdHashMismatch")
+    func sdHash() async throws {
+        let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan)
+        let bound = try await sdJWT.presentation(disclosing: [["given_name"]], keyBinding: Self.parameters,
+                                                 signer: TestSupport.holderSigner)
+        let moved = try SDJWT(issuerSignedJWT: sdJWT.issuerSignedJWTString, disclosures: sdJWT.disclosures,
+                              keyBindingJWT: bound.keyBindingJWTString)
+        #expect(throws: SDJWTError.sdHashMismatch(expected: moved.sdHash, actual: bound.sdHash)) { try Self.verify(moved.serialization) }
+    }
+
+    @Test("a KB-JWT issued too long ago or in the future is keyBindingIssuedAtOutsideWindow")
+    func issuedAtWindow() async throws {
+        let text = try await Self.presentation().serialization
+        let iat = TestSupport.now
+        let later = iat.addingTimeInterval(301 + 60)
+        #expect(throws: SDJWTError.keyBindingIssuedAtOutsideWindow(iat: iat, now: later)) { try Self.verify(text, at: later) }
+        let earlier = iat.addingTimeInterval(-61)
+        #expect(throws: SDJWTError.keyBindingIssuedAtOutsideWindow(iat: iat, now: earlier)) { try Self.verify(text, at: earlier) }
+        #expect(try Self.verify(text, at: iat.addingTimeInterval(300)).claims["given_name"] == "Erika")
+    }
+
+    @Test("a KB-JWT signed by a key other than cnf is invalidKeyBindingSignature, and the holder refuses to sign with it")
+    func keyBindingByOtherKey() async throws {
+        let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan).presentation(disclosing: [["given_name"]])
+        let stranger = SoftwareSigner(try ECPrivateKey.generate(curve: .p256))
+        let kb = try await Self.keyBinding(["iat": 1_750_000_000, "aud": .string(TestSupport.audience),
+                                            "nonce": .string(TestSupport.nonce), "sd_hash": .string(sdJWT.sdHash)],
+                                           signer: stranger)
+        #expect(throws: SDJWTError.invalidKeyBindingSignature(.invalidSignature)) { try Self.verify(sdJWT.serialization + kb) }
+        await #expect(throws: SDJWTError.holderKeyMismatch) {
+            try await sdJWT.bound(with: Self.parameters, signer: stranger)
+        }
+    }
+
+    @Test("missing key binding is missingKeyBinding; an unbound credential cannot satisfy it")
+    func missingKeyBinding() async throws {
+        let unbound = try await TestSupport.mint(Self.claims, plan: Self.plan).presentation(disclosing: [["given_name"]])
+        #expect(throws: SDJWTError.missingKeyBinding) { try Self.verify(unbound.serialization) }
+        let noHolder = try await TestSupport.mint(Self.claims, plan: Self.plan, holder: nil)
+        #expect(throws: SDJWTError.missingHolderKey) { try Self.verify(noHolder.serialization) }
+        #expect(try Self.verify(noHolder.serialization, keyBinding: nil).holderKey == nil)
+    }
+
+    @Test("an expired or not yet valid credential is expired or notYetValid; a future iat is issuedInFuture")
+    func credentialWindow() async throws {
+        var claims = Self.claims
+        claims["exp"] = 1_749_000_000
+        let expired = try await TestSupport.mint(claims, plan: Self.plan).serialization
+        #expect(throws: SDJWTError.expired(exp: Date(timeIntervalSince1970: 1_749_000_000), now: TestSupport.now)) {
+            try Self.verify(expired, keyBinding: nil)
+        }
+        claims = Self.claims
+        claims["nbf"] = 1_760_000_000
+        let early = try await TestSupport.mint(claims, plan: Self.plan).serialization
+        #expect(throws: SDJWTError.notYetValid(nbf: Date(timeIntervalSince1970: 1_760_000_000), now: TestSupport.now)) {
+            try Self.verify(early, keyBinding: nil)
+        }
+        claims = Self.claims
+        claims["iat"] = 1_760_000_000
+        let future = try await TestSupport.mint(claims, plan: Self.plan).serialization
+        #expect(throws: SDJWTError.issuedInFuture(iat: Date(timeIntervalSince1970: 1_760_000_000), now: TestSupport.now)) {
+            try Self.verify(future, keyBinding: nil)
+        }
+    }
+
+    @Test("an x5c chain to an untrusted root is untrustedCertificateChain; to the configured anchor it verifies")
+    func certificateChain() async throws {
+        let issuerKey = try ECPrivateKey.generate(curve: .p256)
+        let (leaf, root) = try Self.chain(for: issuerKey)
+        let (_, strangerRoot) = try Self.chain(for: try ECPrivateKey.generate(curve: .p256))
+        let issuer = SDJWTIssuer(signer: SoftwareSigner(issuerKey), certificateChain: [leaf])
+        let text = try await issuer.issue(claims: Self.claims, plan: Self.plan, holderKey: TestSupport.holderPublicJWK).serialization
+        let now = Date()
+        let trusted = try SDJWTVerifier(options: SDJWTVerificationOptions(
+            issuerKey: .certificateChain(trustAnchors: [root]), now: now)).verify(text)
+        #expect(trusted.certificatePath?.count == 2)
+        #expect(throws: SDJWTError.self) {
+            try SDJWTVerifier(options: SDJWTVerificationOptions(issuerKey: .certificateChain(trustAnchors: [strangerRoot]), now: now))
+                .verify(text)
+        }
+        do {
+            _ = try SDJWTVerifier(options: SDJWTVerificationOptions(
+                issuerKey: .certificateChain(trustAnchors: [strangerRoot]), now: now)).verify(text)
+            Issue.record("an untrusted chain verified")
+        } catch {
+            guard case .untrustedCertificateChain = error else { Issue.record("unexpected \(error)"); return }
+        }
+    }
+
+    static func chain(for key: ECPrivateKey) throws -> (X509Certificate, X509Certificate) {
+        let now = Date(), later = Date().addingTimeInterval(86_400)
+        let rootKey = try ECPrivateKey.generate(curve: .p256)
+        let root = try CertificateBuilder.certificateAuthority(
+            subject: try DistinguishedName([(.commonName, "SD-JWT test root")]), notBefore: now.addingTimeInterval(-60),
+            notAfter: later).selfSigned(with: .ec(rootKey))
+        let leaf = try CertificateBuilder.endEntity(
+            subject: try DistinguishedName([(.commonName, "SD-JWT test issuer")]), subjectPublicKeyInfoDER: key.publicKey.spkiDER,
+            notBefore: now.addingTimeInterval(-60), notAfter: later).signed(by: root, key: .ec(rootKey))
+        return (leaf, root)
+    }
+
+    @Test("the app's key resolver is asked with header and payload; its failure is issuerKeyUnavailable")
+    func resolver() async throws {
+        let text = try await Self.presentation().serialization
+        let resolving = SDJWTVerificationOptions(issuerKey: .resolver { header, claims in
+            guard claims.issuer == "https://issuer.example", header.algorithm == "ES256" else { throw SDJWTError.missingClaim("iss") }
+            return TestSupport.issuerPublicJWK
+        }, now: TestSupport.now, keyBinding: Self.expectation)
+        #expect(try SDJWTVerifier(options: resolving).verify(text).issuerKey == TestSupport.issuerPublicJWK)
+        let failing = SDJWTVerificationOptions(issuerKey: .resolver { _, _ in throw SDJWTError.missingClaim("kid") },
+                                               now: TestSupport.now)
+        #expect(throws: SDJWTError.self) { try SDJWTVerifier(options: failing).verify(text) }
+    }
+
+    @Test("typ must be dc+sd-jwt; vc+sd-jwt only with the legacy flag; vct is required")
+    func credentialType() async throws {
+        let legacy = try await TestSupport.mint(Self.claims, plan: Self.plan, type: "vc+sd-jwt").serialization
+        #expect(throws: SDJWTError.invalidCredentialType("vc+sd-jwt")) { try Self.verify(legacy, keyBinding: nil) }
+        var options = TestSupport.options()
+        options.acceptsLegacyVCType = true
+        #expect(try SDJWTVerifier(options: options).verify(legacy).type == "urn:example:1")
+        var claims = Self.claims
+        claims.removeValue(forKey: "vct")
+        let noVCT = try await Self.signed(claims)
+        #expect(throws: SDJWTError.missingClaim("vct")) { try Self.verify(noVCT + "~", keyBinding: nil) }
+        let wrongType = try await Self.signed(Self.claims, type: "JWT")
+        #expect(throws: SDJWTError.invalidCredentialType("JWT")) { try Self.verify(wrongType + "~", keyBinding: nil) }
+    }
+
+    @Test("transaction data hashes must cover exactly the request's transaction_data (OpenID4VP 1.0 §8.4)")
+    func transactionData() async throws {
+        let data = [Base64URL.encode(Array(#"{"type":"payment","credential_ids":["pid"],"amount":"42.00"}"#.utf8))]
+        var parameters = Self.parameters
+        parameters.transactionData = data
+        let text = try await Self.presentation(parameters).serialization
+        let kb = try #require(try SDJWT(compact: text).keyBindingJWT).claims
+        #expect(kb["transaction_data_hashes"] == [.string(SDJWTHashAlgorithm.sha256.base64URLDigest(of: data[0]))])
+        #expect(kb["transaction_data_hashes_alg"] == "sha-256")
+        var expectation = Self.expectation
+        expectation.transactionData = data
+        #expect(try Self.verify(text, keyBinding: expectation).claims["given_name"] == "Erika")
+        expectation.transactionData = [Base64URL.encode(Array("other".utf8))]
+        #expect(throws: SDJWTError.transactionDataMismatch("hashes do not match the request's transaction_data")) {
+            try Self.verify(text, keyBinding: expectation)
+        }
+        #expect(throws: SDJWTError.transactionDataMismatch("transaction_data_hashes present, none requested")) {
+            try Self.verify(text)
+        }
+        let plain = try await Self.presentation().serialization
+        expectation.transactionData = data
+        #expect(throws: SDJWTError.transactionDataMismatch("transaction_data_hashes missing or not an array")) {
+            try Self.verify(plain, keyBinding: expectation)
+        }
+    }
+
+    @Test("malformed compact forms are rejected with typed errors, never a crash")
+    func malformed() throws {
+        #expect(throws: SDJWTError.malformed("no '~' after the issuer-signed JWT")) { try SDJWT(compact: "a.b.c") }
+        #expect(throws: SDJWTError.self) { try SDJWT(compact: "~") }
+        #expect(throws: SDJWTError.malformedDisclosure("not unpadded base64url")) { try Disclosure(encoded: "a=") }
+        #expect(throws: SDJWTError.malformedDisclosure("array of 4 elements (2 or 3 expected)")) {
+            try Disclosure(jsonText: #"["s","n",1,2]"#)
+        }
+        #expect(throws: SDJWTError.malformedDisclosure("salt missing or not a string")) { try Disclosure(jsonText: "[1,2]") }
+    }
+}
