@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WalletRuntime
 
@@ -40,5 +41,28 @@ struct HexTests {
         #expect(Hex.decode("") == nil)
         #expect(Hex.decode("zz") == nil)
         #expect(Hex.decode("0 1") == nil)
+    }
+}
+
+@Suite("Base64URL against Foundation")
+struct Base64URLFoundationTests {
+    @Test("every length from 0 to 300 round-trips and matches Foundation's base64 with the URL alphabet")
+    func agreesWithFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...300 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let expected = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == expected)
+            #expect(Base64URL.decode(expected) == bytes)
+        }
+    }
+
+    @Test("non-ASCII and control characters are rejected")
+    func rejectsOtherBytes() {
+        #expect(Base64URL.decode("Zm9v\u{00e9}") == nil)
+        #expect(Base64URL.decode("Zm9v\n") == nil)
+        #expect(Base64URL.decode("Zm=9") == nil)
     }
 }
