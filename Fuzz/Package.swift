@@ -15,6 +15,16 @@ let package = Package(
                           path: "Targets/FuzzCOSE"),
         .executableTarget(name: "FuzzJOSE", dependencies: [.product(name: "JOSE", package: "WalletSDK")],
                           path: "Targets/FuzzJOSE"),
+        .executableTarget(name: "FuzzDeviceEngagement", dependencies: [.product(name: "Mdoc", package: "WalletSDK")],
+                          path: "Targets/FuzzDeviceEngagement"),
+        .executableTarget(name: "FuzzSessionEstablishment", dependencies: [.product(name: "Mdoc", package: "WalletSDK"),
+                                                                           .product(name: "WalletCrypto", package: "WalletSDK")],
+                          path: "Targets/FuzzSessionEstablishment"),
+        .executableTarget(name: "FuzzDeviceRequest", dependencies: [.product(name: "Mdoc", package: "WalletSDK")],
+                          path: "Targets/FuzzDeviceRequest"),
+        .executableTarget(name: "FuzzDeviceResponse", dependencies: [.product(name: "Mdoc", package: "WalletSDK"),
+                                                                     .product(name: "WalletCrypto", package: "WalletSDK")],
+                          path: "Targets/FuzzDeviceResponse"),
     ],
     swiftLanguageModes: [.v6]
 )
