@@ -54,7 +54,7 @@ let package = Package(
         .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite"], exclude: ["Fixtures"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime"]),
-        .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "WalletCrypto", "WalletRuntime"]),
+        .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]

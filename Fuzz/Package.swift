@@ -18,6 +18,16 @@ let package = Package(
         .executableTarget(name: "FuzzSDJWT", dependencies: [.product(name: "SDJWT", package: "WalletSDK"),
                                                             .product(name: "JOSE", package: "WalletSDK")],
                           path: "Targets/FuzzSDJWT"),
+        .executableTarget(name: "FuzzDeviceEngagement", dependencies: [.product(name: "Mdoc", package: "WalletSDK")],
+                          path: "Targets/FuzzDeviceEngagement"),
+        .executableTarget(name: "FuzzSessionEstablishment", dependencies: [.product(name: "Mdoc", package: "WalletSDK"),
+                                                                           .product(name: "WalletCrypto", package: "WalletSDK")],
+                          path: "Targets/FuzzSessionEstablishment"),
+        .executableTarget(name: "FuzzDeviceRequest", dependencies: [.product(name: "Mdoc", package: "WalletSDK")],
+                          path: "Targets/FuzzDeviceRequest"),
+        .executableTarget(name: "FuzzDeviceResponse", dependencies: [.product(name: "Mdoc", package: "WalletSDK"),
+                                                                     .product(name: "WalletCrypto", package: "WalletSDK")],
+                          path: "Targets/FuzzDeviceResponse"),
     ],
     swiftLanguageModes: [.v6]
 )

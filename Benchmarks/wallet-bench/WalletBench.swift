@@ -20,6 +20,9 @@ struct WalletBench {
               verify one; each as a ratio to the bare ES256 sign (resp. verify) of
               the same run, and the sd-jwt reference implementation (Python) on
               the same credential when PATH (a python with sd-jwt) is given
+      mdoc    an mDL of 12 elements with a 50 KB portrait: the holder derives session
+              keys, builds, signs and encrypts a DeviceResponse; the reader decrypts and
+              verifies it; each against its floor of ECDH, HKDF, AES-GCM, SHA-256, ECDSA
     """
 
     static func main() throws {
@@ -47,6 +50,7 @@ struct WalletBench {
         case "cbor": try CBORBenchmark.run(iterations: iterations, python: python)
         case "storage": try StorageBenchmark.run(iterations: iterations, python: python)
         case "sdjwt": try SDJWTBenchmark.run(iterations: iterations, python: python)
+        case "mdoc": try MdocBenchmark.run(iterations: iterations, python: python)
         default: print(usage); exit(2)
         }
     }

@@ -20,6 +20,11 @@ struct WalletCommand {
           --aud A --nonce N      require a KB-JWT for this audience and nonce
           --at <RFC 3339>        check at this time instead of now
           --legacy-type          accept typ vc+sd-jwt
+      mdoc verify --response <hex|path> --transcript <hex|path> --anchor <pem>...
+          [--reader-key <hex d>] [--at <RFC 3339>]
+                                 verify an ISO 18013-5 DeviceResponse as a reader (issuer
+                                 chain, digests, validity, device signature or MAC with the
+                                 reader's ephemeral key) and print the elements as JSON
       interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
@@ -52,6 +57,7 @@ struct WalletCommand {
         case "inspect": return try InspectCommand.run(rest)
         case "cbor": return try CBORCommand.run(rest)
         case "sdjwt": return try SDJWTCommand.run(rest)
+        case "mdoc": return try await MdocCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")
         }

@@ -9,8 +9,9 @@ enum InteropCommand {
         case "jose": return await JOSEInteropCommand.run(rest)
         case "storage": return await StorageInteropCommand.run(rest)
         case "sdjwt": return await SDJWTInteropCommand.run(rest)
+        case "mdoc": return await MdocInteropCommand.run(rest)
         default:
-            print("usage: wallet interop cose|jose|sdjwt|storage <subcommand> ...")
+            print("usage: wallet interop cose|jose|mdoc|sdjwt|storage <subcommand> ...")
             return 2
         }
     }
