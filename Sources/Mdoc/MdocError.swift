@@ -1,0 +1,96 @@
+import CBOR
+import COSE
+import Foundation
+import WalletCrypto
+
+/// The one error type of the `Mdoc` module: every failure to parse, build, encrypt,
+/// decrypt, sign or verify an ISO/IEC 18013-5 structure is one of these cases.
+///
+/// Where the standard assigns a session status code (ISO 18013-5 §9.1.1.5, Table 20),
+/// ``sessionStatus`` gives it, so a transport can answer the peer with `SessionData`.
+public enum MdocError: Error, Equatable, Sendable {
+    /// The bytes are not well-formed CBOR or exceed the decoder's limits (status 11).
+    case cbor(CBORError)
+    /// Well-formed CBOR without the shape the standard requires; the string says where
+    /// (status 11).
+    case malformed(String)
+    /// A `version` this implementation does not speak.
+    case unsupportedVersion(String)
+    /// A cipher suite other than 1 in DeviceEngagement or ReaderEngagement security.
+    case unsupportedCipherSuite(Int)
+    /// A COSE structure (key, Sign1, Mac0) failed to parse or build.
+    case cose(COSEError)
+    /// A cryptographic primitive failed (ECDH, HKDF, hashing, a signer).
+    case crypto(CryptoError)
+    /// A `Signer` or `KeyAgreement` failed with an error that is not a `CryptoError`.
+    case keyOperationFailed(String)
+    /// A SessionData message did not decrypt: wrong key, tampered ciphertext or tag, or a
+    /// message replayed or received out of order (its counter is not the next one) (status 10).
+    case decryptionFailed(counter: UInt32)
+    /// The message counter of a direction would wrap; the session must end (status 10).
+    case counterExhausted
+    /// The peer ended the session (SessionData status 20), or it was already ended.
+    case sessionTerminated
+    /// The peer reported an error status in SessionData (10 or 11).
+    case peerReportedError(status: Int)
+    /// The issuer signature over the MSO does not verify.
+    case issuerSignatureInvalid(COSEError)
+    /// The issuer certificate chain does not lead to a trusted IACA anchor.
+    case untrustedIssuer(ChainValidationFailure)
+    /// The MSO names a digest algorithm other than SHA-256/384/512.
+    case unsupportedDigestAlgorithm(String)
+    /// An element's IssuerSignedItemBytes do not hash to the MSO's digest for its digestID.
+    case digestMismatch(nameSpace: String, elementIdentifier: String, digestID: UInt64)
+    /// An element's digestID (or its namespace) is not in the MSO's valueDigests.
+    case unknownDigestID(nameSpace: String, digestID: UInt64)
+    /// The same digestID appears twice in one namespace of a document.
+    case duplicateDigestID(nameSpace: String, digestID: UInt64)
+    /// The MSO's validUntil is before the verification time.
+    case msoExpired(validUntil: Date, at: Date)
+    /// The MSO's validFrom is after the verification time.
+    case msoNotYetValid(validFrom: Date, at: Date)
+    /// The docType of a document, its MSO or the request do not agree.
+    case docTypeMismatch(expected: String, actual: String)
+    /// The device signature or MAC does not verify over DeviceAuthenticationBytes.
+    case deviceAuthenticationFailed(COSEError)
+    /// DeviceAuth holds neither a deviceSignature nor a deviceMac, or both.
+    case missingDeviceAuthentication
+    /// deviceMac was used but no reader ephemeral key was given to derive EMacKey.
+    case macKeyUnavailable
+    /// The holder's signing or agreement key is not the MSO's deviceKey.
+    case deviceKeyMismatch
+    /// A DeviceSigned element that the MSO's keyAuthorizations do not cover.
+    case notAuthorizedByKeyAuthorizations(nameSpace: String, elementIdentifier: String)
+    /// The reader authentication signature does not verify over ReaderAuthenticationBytes.
+    case readerAuthenticationFailed(COSEError)
+    /// The reader certificate chain does not lead to a trusted reader anchor.
+    case untrustedReader(ChainValidationFailure)
+    /// A DocRequest has no readerAuth where one was required.
+    case readerAuthenticationMissing
+    /// An `mdoc:` URI that does not carry base64url DeviceEngagement bytes.
+    case invalidEngagementURI
+
+    /// The SessionData status code the standard gives for this failure (ISO 18013-5
+    /// §9.1.1.5): 10 session encryption error, 11 CBOR decoding error, 20 session
+    /// termination; nil when the standard gives none.
+    public var sessionStatus: SessionData.Status? {
+        switch self {
+        case .decryptionFailed, .counterExhausted: .sessionEncryptionError
+        case .cbor, .malformed: .cborDecodingError
+        case .sessionTerminated: .sessionTermination
+        default: nil
+        }
+    }
+}
+
+extension MdocError {
+    static func wrap(_ error: any Error) -> MdocError {
+        switch error {
+        case let error as MdocError: error
+        case let error as CryptoError: .crypto(error)
+        case let error as COSEError: .cose(error)
+        case let error as CBORError: .cbor(error)
+        default: .keyOperationFailed(String(describing: error))
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import CBOR
+import COSE
+import WalletCrypto
+
+/// What a reader asks of one document (ISO 18013-5 §8.3.2.1.2.1):
+/// `{"docType": tstr, "nameSpaces": {tstr => {tstr => IntentToRetain}}, ? "requestInfo": {tstr => any}}`.
+public struct ItemsRequest: Sendable, Hashable {
+    /// The requested document type.
+    public let docType: String
+    /// Requested elements by namespace, each with the reader's intent to retain, in the
+    /// order received.
+    public let nameSpaces: [(nameSpace: String, elements: [(identifier: String, intentToRetain: Bool)])]
+    /// Additional request information, as decoded.
+    public let requestInfo: CBORMap?
+    /// The encoding (content of ItemsRequestBytes), as received or built.
+    public let encodedBytes: [UInt8]
+
+    /// Builds a request (namespaces and elements in the given order).
+    public init(docType: String, nameSpaces: [(nameSpace: String, elements: [(identifier: String, intentToRetain: Bool)])],
+                requestInfo: CBORMap? = nil) {
+        self.docType = docType
+        self.nameSpaces = nameSpaces
+        self.requestInfo = requestInfo
+        var map = CBORMap()
+        map.append(key: "docType", value: .textString(docType))
+        map.append(key: "nameSpaces", value: .map(CBORMap(nameSpaces.map { space in
+            (CBOR.textString(space.nameSpace), CBOR.map(CBORMap(space.elements.map { (CBOR.textString($0.identifier), CBOR.boolean($0.intentToRetain)) })))
+        })))
+        if let requestInfo { map.append(key: "requestInfo", value: .map(requestInfo)) }
+        encodedBytes = CBOR.map(map).encoded()
+    }
+
+    init(item: CBORItem) throws(MdocError) {
+        docType = try item.required("docType", in: "ItemsRequest").text("ItemsRequest docType")
+        var spaces: [(nameSpace: String, elements: [(identifier: String, intentToRetain: Bool)])] = []
+        for (key, elements) in try item.required("nameSpaces", in: "ItemsRequest").requiredMap("ItemsRequest nameSpaces") {
+            let name = try key.text("ItemsRequest namespace")
+            var list: [(identifier: String, intentToRetain: Bool)] = []
+            for (id, retain) in try elements.requiredMap("DataElements") {
+                list.append((try id.text("data element identifier"), try retain.bool("IntentToRetain")))
+            }
+            spaces.append((name, list))
+        }
+        nameSpaces = spaces
+        if let info = item["requestInfo"] {
+            guard let map = info.value.mapValue else { throw .malformed("requestInfo is not a map") }
+            requestInfo = map
+        } else {
+            requestInfo = nil
+        }
+        encodedBytes = item.exactBytes
+    }
+
+    /// `ItemsRequestBytes`: `#6.24(bstr .cbor ItemsRequest)`.
+    public var taggedBytes: [UInt8] { CBORSplice.embedded(encodedBytes) }
+
+    /// True when `identifier` of `nameSpace` is requested.
+    public func requests(nameSpace: String, identifier: String) -> Bool {
+        nameSpaces.contains { $0.nameSpace == nameSpace && $0.elements.contains { $0.identifier == identifier } }
+    }
+
+    /// Equal when the encodings are.
+    public static func == (lhs: ItemsRequest, rhs: ItemsRequest) -> Bool { lhs.encodedBytes == rhs.encodedBytes }
+    /// Hashes the encoding.
+    public func hash(into hasher: inout Hasher) { hasher.combine(encodedBytes) }
+}
+
+/// A reader's signing key and certificate chain, for reader authentication.
+public struct ReaderAuthenticationKey: Sendable {
+    /// The key that signs ReaderAuthenticationBytes.
+    public let signer: any Signer
+    /// The reader certificate first, then intermediates (the x5chain header).
+    public let certificateChain: [X509Certificate]
+    /// A reader key with its chain.
+    public init(signer: any Signer, certificateChain: [X509Certificate]) {
+        self.signer = signer
+        self.certificateChain = certificateChain
+    }
+}
+
+/// One document request: `{"itemsRequest": ItemsRequestBytes, ? "readerAuth": COSE_Sign1}`.
+public struct DocRequest: Sendable, Hashable {
+    /// The items request, with its exact bytes.
+    public let itemsRequest: ItemsRequest
+    /// The reader's signature over ReaderAuthenticationBytes (detached payload).
+    public let readerAuth: COSESign1?
+
+    /// A request without reader authentication.
+    public init(itemsRequest: ItemsRequest) {
+        self.itemsRequest = itemsRequest
+        self.readerAuth = nil
+    }
+
+    /// A request whose readerAuth signs ReaderAuthenticationBytes for `sessionTranscript`
+    /// (ISO 18013-5 §9.1.4), with the chain in x5chain (unprotected, label 33).
+    public init(itemsRequest: ItemsRequest, readerKey: ReaderAuthenticationKey,
+                sessionTranscript: SessionTranscript) async throws(MdocError) {
+        self.itemsRequest = itemsRequest
+        let chain = readerKey.certificateChain
+        let x5chain: CBOR = chain.count == 1 ? .byteString(chain[0].derEncoded) : .array(chain.map { .byteString($0.derEncoded) })
+        do {
+            readerAuth = try await COSESign1.sign(
+                payload: Self.readerAuthenticationBytes(sessionTranscript: sessionTranscript, itemsRequest: itemsRequest),
+                detached: true, unprotected: COSEHeaderMap([(.x5chain, x5chain)]), tagged: false, signer: readerKey.signer)
+        } catch {
+            throw .cose(error)
+        }
+    }
+
+    init(item: CBORItem) throws(MdocError) {
+        let tagged = try item.required("itemsRequest", in: "DocRequest")
+        itemsRequest = try ItemsRequest(item: try MdocDecoding.embedded(tagged, "ItemsRequestBytes"))
+        if let auth = item["readerAuth"] {
+            do { readerAuth = try COSESign1(item: auth) } catch { throw .cose(error) }
+        } else {
+            readerAuth = nil
+        }
+    }
+
+    /// `ReaderAuthenticationBytes = #6.24(bstr .cbor ["ReaderAuthentication",
+    /// SessionTranscript, ItemsRequestBytes])` (§9.1.4), from exact bytes.
+    public static func readerAuthenticationBytes(sessionTranscript: SessionTranscript, itemsRequest: ItemsRequest) -> [UInt8] {
+        var splice = CBORSplice()
+        splice.arrayHead(3)
+        splice.text("ReaderAuthentication")
+        splice.raw(sessionTranscript.encodedBytes)
+        splice.embedded(itemsRequest.encodedBytes)
+        return CBORSplice.embedded(splice.bytes)
+    }
+
+    /// Verifies readerAuth on the holder side: the chain to `trustAnchors` at `time`, then
+    /// the signature over ReaderAuthenticationBytes.
+    /// - Returns: the validated reader certificate path, reader certificate first.
+    /// - Throws: `readerAuthenticationMissing`, `untrustedReader`, `readerAuthenticationFailed`.
+    @discardableResult
+    public func verifyReaderAuthentication(sessionTranscript: SessionTranscript, trustAnchors: [X509Certificate],
+                                           at time: Date) throws(MdocError) -> [X509Certificate] {
+        guard let readerAuth else { throw .readerAuthenticationMissing }
+        let payload = Self.readerAuthenticationBytes(sessionTranscript: sessionTranscript, itemsRequest: itemsRequest)
+        do {
+            return try readerAuth.verify(trustAnchors: trustAnchors, at: time, detachedPayload: payload)
+        } catch {
+            if case .untrustedCertificateChain(let failure) = error { throw .untrustedReader(failure) }
+            throw .readerAuthenticationFailed(error)
+        }
+    }
+
+    /// The reader certificate carried in readerAuth (not validated; see
+    /// ``verifyReaderAuthentication(sessionTranscript:trustAnchors:at:)``).
+    public var readerCertificate: X509Certificate? {
+        (try? readerAuth?.x5chain())?.first
+    }
+
+    func write(to splice: inout CBORSplice) {
+        splice.mapHead(readerAuth == nil ? 1 : 2)
+        splice.text("itemsRequest")
+        splice.embedded(itemsRequest.encodedBytes)
+        if let readerAuth {
+            splice.text("readerAuth")
+            splice.raw(readerAuth.encodedBytes)
+        }
+    }
+}
+
+import Foundation
+
+/// The reader's request (ISO 18013-5 §8.3.2.1.2.1):
+/// `{"version": tstr, "docRequests": [+ DocRequest], ...}`.
+public struct DeviceRequest: Sendable, Hashable {
+    /// The version ("1.0"; "1.1" with 2nd edition additions).
+    public let version: String
+    /// The document requests.
+    public let docRequests: [DocRequest]
+    /// The encoding, as received or built.
+    public let encodedBytes: [UInt8]
+
+    /// Assembles a request.
+    public init(version: String = "1.0", docRequests: [DocRequest]) {
+        self.version = version
+        self.docRequests = docRequests
+        var splice = CBORSplice()
+        splice.mapHead(2)
+        splice.text("version")
+        splice.text(version)
+        splice.text("docRequests")
+        splice.arrayHead(docRequests.count)
+        for request in docRequests { request.write(to: &splice) }
+        encodedBytes = splice.bytes
+    }
+
+    /// Parses a DeviceRequest, keeping exact bytes of every part.
+    /// - Throws: `cbor` / `malformed` (status 11), `unsupportedVersion`, `cose`.
+    public init(encoded bytes: [UInt8]) throws(MdocError) {
+        let item = try MdocDecoding.item(bytes)
+        version = try item.required("version", in: "DeviceRequest").text("DeviceRequest version")
+        guard version.hasPrefix("1.") else { throw .unsupportedVersion(version) }
+        docRequests = try item.required("docRequests", in: "DeviceRequest").requiredArray("docRequests").map {
+            element throws(MdocError) in try DocRequest(item: element)
+        }
+        encodedBytes = bytes
+    }
+}
