@@ -1,0 +1,139 @@
+import CBOR
+import COSE
+import Foundation
+import WalletCrypto
+
+/// A document whose issuer data and device authentication were verified.
+public struct VerifiedDocument: Sendable {
+    /// How the device authenticated the document.
+    public enum DeviceAuthKind: String, Sendable, Hashable {
+        /// deviceSignature.
+        case signature
+        /// deviceMac.
+        case mac
+    }
+    /// The document type.
+    public let docType: String
+    /// Issuer-signed elements whose digests matched, by namespace, in received order.
+    public let issuerSigned: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])]
+    /// Device-signed elements (authenticated by the device, authorized by keyAuthorizations).
+    public let deviceSigned: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])]
+    /// The verified MSO.
+    public let mobileSecurityObject: MobileSecurityObject
+    /// The validated issuer path, document signer certificate first, anchor last.
+    public let issuerCertificates: [X509Certificate]
+    /// How the device authenticated.
+    public let deviceAuthentication: DeviceAuthKind
+    /// Elements the mdoc reported as not returned.
+    public let errors: [(nameSpace: String, elements: [(identifier: String, code: Int)])]
+
+    /// The verified value of one issuer-signed element.
+    public func value(nameSpace: String, identifier: String) -> CBOR? {
+        issuerSigned.first { $0.nameSpace == nameSpace }?.elements.first { $0.identifier == identifier }?.value
+    }
+}
+
+/// A DeviceResponse whose every document verified.
+public struct VerifiedResponse: Sendable {
+    /// The verified documents.
+    public let documents: [VerifiedDocument]
+    /// Document types the mdoc did not return.
+    public let documentErrors: [DocumentError]
+    /// The response status.
+    public let status: DeviceResponse.Status
+}
+
+/// Verifies DeviceResponses on the reader's side (ISO 18013-5 §9.3.1): the issuer
+/// signature and its chain to IACA anchors, every digest, the validity window, docType
+/// consistency, and the device signature or MAC over this session's transcript.
+public struct DeviceResponseVerifier: Sendable {
+    /// The trusted IACA certificates.
+    public let trustAnchors: [X509Certificate]
+    /// The session the device authentication must be bound to.
+    public let sessionTranscript: SessionTranscript
+    /// The reader's ephemeral key, needed for deviceMac.
+    public let eReaderKey: (any KeyAgreement)?
+
+    /// A verifier for one session.
+    public init(trustAnchors: [X509Certificate], sessionTranscript: SessionTranscript, eReaderKey: (any KeyAgreement)? = nil) {
+        self.trustAnchors = trustAnchors
+        self.sessionTranscript = sessionTranscript
+        self.eReaderKey = eReaderKey
+    }
+
+    /// Verifies every document of `response` at `time`.
+    /// - Throws: the first failure, as a typed `MdocError`.
+    public func verify(_ response: DeviceResponse, at time: Date) async throws(MdocError) -> VerifiedResponse {
+        var documents: [VerifiedDocument] = []
+        for document in response.documents { documents.append(try await verify(document, at: time)) }
+        return VerifiedResponse(documents: documents, documentErrors: response.documentErrors, status: response.status)
+    }
+
+    /// Verifies one document at `time`.
+    /// - Throws: `untrustedIssuer`, `issuerSignatureInvalid`, `docTypeMismatch`,
+    ///   `msoNotYetValid`, `msoExpired`, `unknownDigestID`, `duplicateDigestID`,
+    ///   `digestMismatch`, `notAuthorizedByKeyAuthorizations`, `macKeyUnavailable`,
+    ///   `deviceAuthenticationFailed`.
+    public func verify(_ document: Document, at time: Date) async throws(MdocError) -> VerifiedDocument {
+        let issuerSigned = document.issuerSigned
+        let path: [X509Certificate]
+        do {
+            path = try issuerSigned.issuerAuth.verify(trustAnchors: trustAnchors, at: time)
+        } catch {
+            if case .untrustedCertificateChain(let failure) = error { throw .untrustedIssuer(failure) }
+            throw .issuerSignatureInvalid(error)
+        }
+        let mso = issuerSigned.mobileSecurityObject
+        guard document.docType == mso.docType else { throw .docTypeMismatch(expected: mso.docType, actual: document.docType) }
+        guard time >= mso.validityInfo.validFrom else { throw .msoNotYetValid(validFrom: mso.validityInfo.validFrom, at: time) }
+        guard time <= mso.validityInfo.validUntil else { throw .msoExpired(validUntil: mso.validityInfo.validUntil, at: time) }
+
+        let hash = try mso.hashAlgorithm()
+        var elements: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])] = []
+        for (nameSpace, items) in issuerSigned.nameSpaces {
+            var seen = Set<UInt64>()
+            var list: [(identifier: String, value: CBOR)] = []
+            for item in items {
+                let id = item.item.digestID
+                guard let expected = mso.valueDigests[nameSpace]?[id] else { throw .unknownDigestID(nameSpace: nameSpace, digestID: id) }
+                guard seen.insert(id).inserted else { throw .duplicateDigestID(nameSpace: nameSpace, digestID: id) }
+                guard ConstantTime.equals(item.digest(hash), expected) else {
+                    throw .digestMismatch(nameSpace: nameSpace, elementIdentifier: item.item.elementIdentifier, digestID: id)
+                }
+                list.append((item.item.elementIdentifier, item.item.elementValue))
+            }
+            elements.append((nameSpace, list))
+        }
+
+        let deviceNameSpaces = document.deviceSigned.nameSpaces
+        for (nameSpace, deviceElements) in deviceNameSpaces.nameSpaces {
+            for (identifier, _) in deviceElements
+            where mso.keyAuthorizations?.authorizes(nameSpace: nameSpace, elementIdentifier: identifier) != true {
+                throw .notAuthorizedByKeyAuthorizations(nameSpace: nameSpace, elementIdentifier: identifier)
+            }
+        }
+        let payload = DeviceSigned.deviceAuthenticationBytes(sessionTranscript: sessionTranscript, docType: document.docType,
+                                                             nameSpaces: deviceNameSpaces)
+        let deviceKey = try mso.devicePublicKey()
+        let kind: VerifiedDocument.DeviceAuthKind
+        switch document.deviceSigned.deviceAuth {
+        case .signature(let signature):
+            do { try signature.verify(publicKey: deviceKey, detachedPayload: payload) } catch {
+                throw .deviceAuthenticationFailed(error)
+            }
+            kind = .signature
+        case .mac(let mac):
+            guard let eReaderKey else { throw .macKeyUnavailable }
+            guard case .ec(let deviceECKey) = deviceKey else { throw .deviceAuthenticationFailed(.algorithmKeyMismatch) }
+            // ISO 18013-5 §9.1.3.5: deviceMac is HMAC SHA-256 with a 256-bit tag.
+            guard (try? mac.headers.algorithm()) == .hmac256 else { throw .deviceAuthenticationFailed(.algorithmKeyMismatch) }
+            let key = try await SessionKeys.eMacKey(privateKey: eReaderKey, peerPublicKey: deviceECKey,
+                                                    sessionTranscript: sessionTranscript)
+            do { try mac.verify(key: key, detachedPayload: payload) } catch { throw .deviceAuthenticationFailed(error) }
+            kind = .mac
+        }
+        return VerifiedDocument(docType: document.docType, issuerSigned: elements, deviceSigned: deviceNameSpaces.nameSpaces,
+                                mobileSecurityObject: mso, issuerCertificates: path, deviceAuthentication: kind,
+                                errors: document.errors)
+    }
+}
