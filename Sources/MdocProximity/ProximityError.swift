@@ -28,6 +28,8 @@ public enum ProximityError: Error, Hashable, Sendable, CustomStringConvertible {
     case responseVerificationFailed(String)
     /// The document provider could not build a response.
     case responseCreationFailed(String)
+    /// The peer ended the session (status 20) before the expected message.
+    case sessionTerminated
     /// The session was cancelled locally.
     case cancelled
 
@@ -47,6 +49,7 @@ public enum ProximityError: Error, Hashable, Sendable, CustomStringConvertible {
         case .engagementSuspended: return "engagement is suspended"
         case .responseVerificationFailed(let reason): return "response verification failed: \(reason)"
         case .responseCreationFailed(let reason): return "response creation failed: \(reason)"
+        case .sessionTerminated: return "the peer ended the session"
         case .cancelled: return "cancelled"
         }
     }
