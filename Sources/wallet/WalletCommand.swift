@@ -14,6 +14,11 @@ struct WalletCommand {
           --no-expand            leave tag-24 embedded CBOR as bytes
       cbor diag <input>          CBOR diagnostic notation (tag-24 items expanded)
       cbor canonical <input>     re-encode CBOR deterministically (RFC 8949 §4.2.1), as hex
+      mdoc verify --response <hex|path> --transcript <hex|path> --anchor <pem>...
+          [--reader-key <hex d>] [--at <RFC 3339>]
+                                 verify an ISO 18013-5 DeviceResponse as a reader (issuer
+                                 chain, digests, validity, device signature or MAC with the
+                                 reader's ephemeral key) and print the elements as JSON
       interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
@@ -45,6 +50,7 @@ struct WalletCommand {
         switch command {
         case "inspect": return try InspectCommand.run(rest)
         case "cbor": return try CBORCommand.run(rest)
+        case "mdoc": return try await MdocCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")
         }

@@ -7,6 +7,7 @@ enum InteropCommand {
         switch arguments.first {
         case "cose": return await COSEInteropCommand.run(rest)
         case "jose": return await JOSEInteropCommand.run(rest)
+        case "mdoc": return await MdocInteropCommand.run(rest)
         default:
             print("usage: wallet interop cose|jose <subcommand> ...")
             return 2

@@ -1,1 +1,0 @@
-// Mdoc tests are being written.
