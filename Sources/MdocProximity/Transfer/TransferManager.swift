@@ -107,16 +107,23 @@ public actor TransferManager {
             throw .sessionEncryptionFailed("\(error)")
         }
         let bytes = message.encodedBytes
-        do { try await transport.send(bytes) } catch { await fail(error, status: nil); throw error }
+        // Update the state before suspending on the send: the receive loop runs on this
+        // actor too, and a reader that closes right after reading the response must find
+        // the session already answered (and, with `terminate`, ended).
         responded = true
+        phase = terminate ? .ended : .responded
         publish(.sessionDataSend(byteCount: bytes.count))
+        do {
+            try await transport.send(bytes)
+        } catch {
+            phase = .responding
+            await fail(error, status: nil)
+            throw error
+        }
         if terminate {
-            phase = .ended
             await encryption.terminate()
             publish(.sessionTerminationSend)
             await shutdown()
-        } else {
-            phase = .responded
         }
     }
 
