@@ -15,6 +15,8 @@ let package = Package(
                           path: "Targets/FuzzCOSE"),
         .executableTarget(name: "FuzzJOSE", dependencies: [.product(name: "JOSE", package: "WalletSDK")],
                           path: "Targets/FuzzJOSE"),
+        .executableTarget(name: "FuzzProximityCodecs", dependencies: [.product(name: "MdocProximity", package: "WalletSDK")],
+                          path: "Targets/FuzzProximityCodecs"),
     ],
     swiftLanguageModes: [.v6]
 )
