@@ -14,6 +14,9 @@ struct WalletBench {
               tag-24 items and an MSO); prints MB/s for each, SHA-256 over the same
               bytes as the floor, and cbor2 (Python) on the same document when
               PATH (a python with cbor2) is given
+      mdoc    an mDL of 12 elements with a 50 KB portrait: the holder derives session
+              keys, builds, signs and encrypts a DeviceResponse; the reader decrypts and
+              verifies it; each against its floor of ECDH, HKDF, AES-GCM, SHA-256, ECDSA
       proximity  one full QR session over TCP loopback (mDL with a 50 KB portrait),
               holder and reader in this process; prints the time and its ratio
               to the session's crypto floor
@@ -42,6 +45,7 @@ struct WalletBench {
         }
         switch name {
         case "cbor": try CBORBenchmark.run(iterations: iterations, python: python)
+        case "mdoc": try MdocBenchmark.run(iterations: iterations, python: python)
         case "proximity": try ProximityBenchmark.run(iterations: iterations, python: python)
         default: print(usage); exit(2)
         }

@@ -1,0 +1,129 @@
+import CBOR
+import COSE
+import Dispatch
+import Foundation
+import Mdoc
+import WalletCrypto
+import WalletRuntime
+
+/// The `mdoc` case: an mDL of 12 elements with a 50 KB portrait. The holder derives the
+/// session keys, builds a signed DeviceResponse and encrypts it; the reader derives its
+/// keys, decrypts and verifies it (chain, issuer signature, 12 digests, device signature).
+/// Each is printed against its crypto floor: the bare ECDH, HKDF, AES-GCM, SHA-256 and
+/// ECDSA operations the same work needs, timed in the same run.
+enum MdocBenchmark {
+    static func run(iterations: Int, python: String?) throws {
+        try blocking { try await runAsync(iterations: iterations) }
+    }
+
+    private static func runAsync(iterations: Int) async throws {
+        let now = Date()
+        let iacaKey = try ECPrivateKey.generate(curve: .p256)
+        let dsKey = try ECPrivateKey.generate(curve: .p256)
+        let iaca = try CertificateBuilder.certificateAuthority(subject: try DistinguishedName([(.commonName, "Bench IACA")]),
+                                                               notBefore: now.addingTimeInterval(-86_400),
+                                                               notAfter: now.addingTimeInterval(86_400 * 365)).selfSigned(with: .ec(iacaKey))
+        let ds = try CertificateBuilder.endEntity(subject: try DistinguishedName([(.commonName, "Bench DS")]),
+                                                  subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER,
+                                                  notBefore: now.addingTimeInterval(-86_400),
+                                                  notAfter: now.addingTimeInterval(86_400 * 365)).signed(by: iaca, key: .ec(iacaKey))
+        let deviceKey = try ECPrivateKey.generate(curve: .p256)
+        let portrait = [UInt8]((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let elements: [(identifier: String, value: CBOR)] = [
+            ("family_name", "Mustermann"), ("given_name", "Erika"),
+            ("birth_date", .tagged(1004, "1964-08-12")), ("issue_date", .tagged(1004, "2024-01-01")),
+            ("expiry_date", .tagged(1004, "2034-01-01")), ("issuing_country", "DE"), ("issuing_authority", "KBA"),
+            ("document_number", "T22000129"), ("portrait", .byteString(portrait)),
+            ("driving_privileges", [["vehicle_category_code": "B"]]), ("un_distinguishing_sign", "D"), ("age_over_18", true),
+        ]
+        let credential = try await MdocIssuer(signer: SoftwareSigner(dsKey), certificateChain: [ds]).issue(
+            docType: "org.iso.18013.5.1.mDL", nameSpaces: [("org.iso.18013.5.1", elements)],
+            deviceKey: COSEKey(publicKey: .ec(deviceKey.publicKey)),
+            validity: ValidityInfo(signed: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(86_400)))
+        let request = DeviceRequest(docRequests: [DocRequest(itemsRequest: ItemsRequest(
+            docType: "org.iso.18013.5.1.mDL", nameSpaces: [("org.iso.18013.5.1", elements.map { ($0.identifier, false) })]))])
+        let eDeviceKey = try ECPrivateKey.generate(curve: .p256)
+        let eReaderKey = try ECPrivateKey.generate(curve: .p256)
+        let engagement = DeviceEngagement(security: EngagementSecurity(eDeviceKey: eDeviceKey.publicKey))
+        let transcript = SessionTranscript(deviceEngagement: engagement,
+                                           eReaderKeyEncoded: COSEKey(publicKey: .ec(eReaderKey.publicKey)).encoded(), handover: .qr)
+        let deviceSigner = SoftwareSigner(deviceKey)
+
+        // Holder: keys, build, encrypt.
+        var encrypted: [UInt8] = []
+        let holder = try await asyncMedian(iterations) {
+            let session = try await SessionEncryption(role: .mdoc, privateKey: eDeviceKey, peerPublicKey: eReaderKey.publicKey,
+                                                      sessionTranscript: transcript)
+            let response = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
+                                                                   authentication: { _ in .signature(deviceSigner) })
+            encrypted = try await session.encrypt(response.encodedBytes)
+        }
+        // Reader: keys, decrypt, verify.
+        let verifier = DeviceResponseVerifier(trustAnchors: [iaca], sessionTranscript: transcript)
+        let reader = try await asyncMedian(iterations) {
+            let session = try await SessionEncryption(role: .reader, privateKey: eReaderKey, peerPublicKey: eDeviceKey.publicKey,
+                                                      sessionTranscript: transcript)
+            let plaintext = try await session.decrypt(encrypted)
+            let verified = try await verifier.verify(try DeviceResponse(encoded: plaintext), at: now)
+            guard verified.documents.first?.issuerSigned.first?.elements.count == 12 else { throw BenchmarkFailure() }
+        }
+
+        // The floors, over the same sizes.
+        let plaintextSize = encrypted.count - AESGCM.tagByteCount
+        let message = [UInt8](repeating: 0x42, count: plaintextSize)
+        let key = [UInt8](repeating: 7, count: 32)
+        let nonce = SessionEncryption.nonce(sender: .mdoc, counter: 1)
+        let sealed = try AESGCM.seal(message, key: key, nonce: nonce).ciphertextAndTag
+        let salt = HashAlgorithm.sha256.digest(transcript.taggedBytes)
+        let toSign = [UInt8](repeating: 1, count: 700)
+        let signature = try deviceKey.signature(for: toSign)
+        let items = credential.items(in: "org.iso.18013.5.1").map(\.taggedBytes)
+        let ecdh = try medianSeconds(iterations: iterations) { blackHole(try eDeviceKey.sharedSecret(with: eReaderKey.publicKey)) }
+        let hkdf = try medianSeconds(iterations: iterations) {
+            blackHole(try HKDF.deriveKey(inputKeyMaterial: key, salt: salt, info: Array("SKDevice".utf8), outputByteCount: 32))
+        }
+        let seal = try medianSeconds(iterations: iterations) { blackHole(try AESGCM.seal(message, key: key, nonce: nonce)) }
+        let open = try medianSeconds(iterations: iterations) { blackHole(try AESGCM.open(combined: sealed, key: key, nonce: nonce)) }
+        let sign = try medianSeconds(iterations: iterations) { blackHole(try deviceKey.signature(for: toSign)) }
+        let verify = medianSeconds(iterations: iterations) { blackHole(deviceKey.publicKey.isValidSignature(signature, for: toSign)) }
+        let digests = medianSeconds(iterations: iterations) { for item in items { blackHole(HashAlgorithm.sha256.digest(item)) } }
+
+        // Holder: 1 ECDH + 2 HKDF (SKReader, SKDevice) + 1 ECDSA sign + 1 AES-GCM seal.
+        let holderFloor = ecdh + 2 * hkdf + sign + seal
+        // Reader: 1 ECDH + 2 HKDF + 1 AES-GCM open + 12 SHA-256 + 3 ECDSA verifies
+        // (DS certificate, issuerAuth, deviceSignature).
+        let readerFloor = ecdh + 2 * hkdf + open + digests + 3 * verify
+        print("mdoc: mDL of 12 elements (50 KB portrait), DeviceResponse \(plaintextSize) bytes, \(iterations) iterations, median per run")
+        print(String(format: "  holder: keys + build + sign + encrypt   %8.3f ms   %5.2fx its floor (%.3f ms: ECDH, 2 HKDF, ECDSA sign, AES-GCM seal)",
+                     holder * 1e3, holder / holderFloor, holderFloor * 1e3))
+        print(String(format: "  reader: keys + decrypt + verify         %8.3f ms   %5.2fx its floor (%.3f ms: ECDH, 2 HKDF, AES-GCM open, 12 SHA-256, 3 ECDSA verify)",
+                     reader * 1e3, reader / readerFloor, readerFloor * 1e3))
+        print(String(format: "  floor parts: ECDH %.3f ms, HKDF %.3f ms, seal %.3f ms, open %.3f ms, sign %.3f ms, verify %.3f ms, digests %.3f ms",
+                     ecdh * 1e3, hkdf * 1e3, seal * 1e3, open * 1e3, sign * 1e3, verify * 1e3, digests * 1e3))
+    }
+
+    private struct BenchmarkFailure: Error {}
+
+    private static func asyncMedian(_ iterations: Int, _ body: () async throws -> Void) async throws -> Double {
+        var samples: [Double] = []
+        for _ in 0..<iterations {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try await body()
+            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        }
+        samples.sort()
+        return samples[samples.count / 2]
+    }
+
+    /// Runs async work from the synchronous benchmark entry point.
+    private static func blocking(_ body: @escaping @Sendable () async throws -> Void) throws {
+        let outcome = LockedBox<Result<Void, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { try await body(); outcome.withLock { $0 = .success(()) } } catch { outcome.withLock { $0 = .failure(error) } }
+            done.signal()
+        }
+        done.wait()
+        try outcome.withLock { $0 }?.get()
+    }
+}
