@@ -28,6 +28,8 @@ let package = Package(
         .executableTarget(name: "FuzzDeviceResponse", dependencies: [.product(name: "Mdoc", package: "WalletSDK"),
                                                                      .product(name: "WalletCrypto", package: "WalletSDK")],
                           path: "Targets/FuzzDeviceResponse"),
+        .executableTarget(name: "FuzzProximityCodecs", dependencies: [.product(name: "MdocProximity", package: "WalletSDK")],
+                          path: "Targets/FuzzProximityCodecs"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,1 +1,0 @@
-// MdocProximity tests are being written.

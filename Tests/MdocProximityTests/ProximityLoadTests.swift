@@ -1,0 +1,90 @@
+import Foundation
+import Mdoc
+import Testing
+@testable import MdocProximity
+
+/// Many sessions over TCP loopback: all complete, and no task, socket or memory
+/// growth remains afterwards. Peak RSS before and after is printed.
+@Suite("Proximity load over TCP", .serialized)
+struct ProximityLoadTests {
+    /// One full QR session: engagement, request, consent, response, verification.
+    static func session(manager: MdocEngagementManager, fixtures: SessionFixtures, connector: TCPConnector) async throws -> Bool {
+        let qr = try await manager.createEngagement(.qr)
+        let consent = respond(on: manager, provider: fixtures.provider, choice: .accept, engagement: qr.id)
+        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca])
+        try await reader.engage(qrCodeUri: qr.qrCodeUri ?? "")
+        let verified = try await reader.request([SessionFixtures.request()])
+        await consent.value
+        await qr.transferManager?.waitUntilEnded()
+        await manager.close(qr.id)
+        return verified.documents.first?.value(nameSpace: SessionFixtures.nameSpace, identifier: "family_name") == "Doe"
+    }
+
+    static func settle() async {
+        // Reader threads exit once their socket is shut down; give them a moment.
+        for _ in 0..<50 where openDescriptorCount() > 0 { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+
+    @Test("1,000 sequential sessions complete without leaking sockets, subscribers or memory")
+    func sequential() async throws {
+        let fixtures = try await SessionFixtures.make()
+        let connector = TCPConnector()
+        let manager = MdocEngagementManager(connector: connector)
+        manager.eventHub.setEventBufferSize(100)
+        // Warm up, then measure.
+        #expect(try await Self.session(manager: manager, fixtures: fixtures, connector: connector))
+        await Self.settle()
+        let fdsBefore = openDescriptorCount()
+        let before = memoryFigures()
+        var completed = 0
+        for _ in 0..<1000 where try await Self.session(manager: manager, fixtures: fixtures, connector: connector) {
+            completed += 1
+        }
+        #expect(completed == 1000)
+        var fdsAfter = openDescriptorCount()
+        for _ in 0..<100 where fdsAfter > fdsBefore {
+            try await Task.sleep(for: .milliseconds(20))
+            fdsAfter = openDescriptorCount()
+        }
+        let after = memoryFigures()
+        #expect(fdsAfter <= fdsBefore)
+        #expect(manager.eventHub.subscriberCount == 0)
+        #expect(await manager.engagements.isEmpty)
+        #expect(manager.eventHub.eventTimeline().count <= 100)
+        if let before, let after {
+            print("proximity load (sequential 1000): RSS \(before.rss) kB -> \(after.rss) kB, peak \(before.peak) kB -> \(after.peak) kB, fds \(fdsBefore) -> \(fdsAfter)")
+            #expect(after.rss - before.rss < 64 * 1024, "RSS grew by more than 64 MB")
+        }
+    }
+
+    @Test("50 concurrent holder ↔ reader pairs all complete")
+    func concurrent() async throws {
+        let fixtures = try await SessionFixtures.make()
+        let connector = TCPConnector()
+        await Self.settle()
+        let fdsBefore = openDescriptorCount()
+        let before = memoryFigures()
+        let results = await withTaskGroup(of: Bool.self) { group -> [Bool] in
+            for _ in 0..<50 {
+                group.addTask {
+                    let manager = MdocEngagementManager(connector: connector)
+                    return (try? await Self.session(manager: manager, fixtures: fixtures, connector: connector)) ?? false
+                }
+            }
+            var all: [Bool] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        #expect(results.count == 50)
+        #expect(results.allSatisfy { $0 })
+        var fdsAfter = openDescriptorCount()
+        for _ in 0..<100 where fdsAfter > fdsBefore {
+            try await Task.sleep(for: .milliseconds(20))
+            fdsAfter = openDescriptorCount()
+        }
+        #expect(fdsAfter <= fdsBefore)
+        if let before, let after = memoryFigures() {
+            print("proximity load (50 concurrent): RSS \(before.rss) kB -> \(after.rss) kB, peak \(before.peak) kB -> \(after.peak) kB, fds \(fdsBefore) -> \(fdsAfter)")
+        }
+    }
+}

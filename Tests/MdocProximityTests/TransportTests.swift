@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import MdocProximity
+
+@Suite("Transports: in-memory and TCP loopback")
+struct TransportTests {
+    static func exchange(_ a: any MdocTransport, _ b: any MdocTransport) async throws {
+        let sizes = [0, 1, 4096, 300_000]
+        for size in sizes {
+            let message = (0..<size).map { UInt8(truncatingIfNeeded: $0) }
+            try await a.send(message)
+            #expect(try await b.receive(timeout: .seconds(5)) == message)
+            try await b.send(message.reversed())
+            #expect(try await a.receive(timeout: .seconds(5)) == message.reversed())
+        }
+    }
+
+    @Test("an in-memory pair carries messages both ways and closes cleanly")
+    func inMemory() async throws {
+        let (a, b) = InMemoryTransport.makePair()
+        try await Self.exchange(a, b)
+        try await a.send([1, 2, 3])
+        await a.close()
+        #expect(try await b.receive(timeout: .seconds(1)) == [1, 2, 3])   // buffered before the close
+        await #expect(throws: ProximityError.connectionClosed) { try await b.receive(timeout: .seconds(1)) }
+        await #expect(throws: ProximityError.connectionClosed) { try await b.send([1]) }
+    }
+
+    @Test("receive times out with a typed error")
+    func timeout() async throws {
+        let (a, _) = InMemoryTransport.makePair()
+        await #expect(throws: ProximityError.timeout(seconds: 0.05)) { try await a.receive(timeout: .milliseconds(50)) }
+    }
+
+    @Test("the exchange connects a reader to a listening holder; a closed listener refuses")
+    func exchangeListener() async throws {
+        let exchange = InMemoryTransport.Exchange()
+        let listener = try await exchange.listen()
+        async let accepted = listener.accept(timeout: .seconds(5))
+        let client = try await exchange.connect(to: listener.endpoint, timeout: nil)
+        let server = try await accepted
+        try await Self.exchange(client, server)
+        await listener.close()
+        #expect(exchange.listenerCount == 0)
+        await #expect(throws: ProximityError.self) { try await exchange.connect(to: listener.endpoint, timeout: nil) }
+    }
+
+    @Test("TCP on 127.0.0.1 frames messages by length, times out, and closes cleanly")
+    func tcpLoopback() async throws {
+        let listener = try TCPListener()
+        guard case .tcp(let host, let port) = listener.endpoint else { Issue.record("no endpoint"); return }
+        #expect(host == "127.0.0.1")
+        async let accepted = listener.accept(timeout: .seconds(5))
+        let client = try await TCPTransport.connect(host: host, port: port)
+        let server = try await accepted
+        try await Self.exchange(client, server)
+        await #expect(throws: ProximityError.timeout(seconds: 0.05)) { try await server.receive(timeout: .milliseconds(50)) }
+        await client.close()
+        await #expect(throws: ProximityError.connectionClosed) { try await server.receive(timeout: .seconds(5)) }
+        await server.close()
+        await listener.close()
+        await #expect(throws: ProximityError.connectionClosed) { try await listener.accept(timeout: .seconds(1)) }
+    }
+
+    @Test("a TCP frame announcing more than the limit is rejected before allocation")
+    func tcpOversized() async throws {
+        let listener = try TCPListener(maxMessageSize: 1024)
+        guard case .tcp(let host, let port) = listener.endpoint else { return }
+        async let accepted = listener.accept(timeout: .seconds(5))
+        let client = try await TCPTransport.connect(host: host, port: port)
+        let server = try await accepted
+        try await client.send([UInt8](repeating: 1, count: 2048))
+        await #expect(throws: ProximityError.malformedFrame(.declaredLengthTooLarge(declared: 2048, limit: 1024))) {
+            try await server.receive(timeout: .seconds(5))
+        }
+        await #expect(throws: ProximityError.messageTooLarge(size: 2048, limit: 1024)) {
+            try await server.send([UInt8](repeating: 1, count: 2048))
+        }
+        await client.close(); await server.close(); await listener.close()
+    }
+
+    @Test("accept times out; connecting to a closed port fails with a typed error")
+    func tcpFailures() async throws {
+        let listener = try TCPListener()
+        await #expect(throws: ProximityError.self) { try await listener.accept(timeout: .milliseconds(100)) }
+        guard case .tcp(_, let port) = listener.endpoint else { return }
+        await listener.close()
+        await #expect(throws: ProximityError.self) { try await TCPTransport.connect(host: "127.0.0.1", port: port) }
+        await #expect(throws: ProximityError.self) { try await TCPTransport.connect(host: "not-an-ip", port: port) }
+    }
+}
