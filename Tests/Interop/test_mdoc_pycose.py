@@ -23,33 +23,11 @@ from pycose.keys.curves import P256
 from pycose.messages import Mac0Message, Sign1Message
 
 from interop_common import Checks, run_wallet
+from mdoc_pki import make_pki
 
 MDL = "org.iso.18013.5.1.mDL"
 NS = "org.iso.18013.5.1"
 checks = Checks("mdoc/pycose")
-
-
-def make_pki():
-    """An IACA root and a document signer certificate, built with cryptography."""
-    now = datetime.datetime.now(datetime.timezone.utc)
-    iaca_key = ec.generate_private_key(ec.SECP256R1())
-    ds_key = ec.generate_private_key(ec.SECP256R1())
-    iaca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Interop IACA"), x509.NameAttribute(NameOID.COUNTRY_NAME, "UT")])
-    ds_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Interop DS"), x509.NameAttribute(NameOID.COUNTRY_NAME, "UT")])
-    iaca = (x509.CertificateBuilder().subject_name(iaca_name).issuer_name(iaca_name).public_key(iaca_key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=3650))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(iaca_key.public_key()), critical=False)
-            .sign(iaca_key, hashes.SHA256()))
-    ds = (x509.CertificateBuilder().subject_name(ds_name).issuer_name(iaca_name).public_key(ds_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-          .not_valid_after(now + datetime.timedelta(days=365))
-          .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
-          .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(iaca_key.public_key()), critical=False)
-          .sign(iaca_key, hashes.SHA256()))
-    return iaca, ds, ds_key
 
 
 def d_hex(key):
@@ -135,7 +113,7 @@ def verify_independently(response, transcript, iaca, reader_eph, doc_type=MDL):
 
 
 def main():
-    iaca, ds, ds_key = make_pki()
+    iaca, ds, ds_key = make_pki("Interop")
     device_key = ec.generate_private_key(ec.SECP256R1())
     device_eph = ec.generate_private_key(ec.SECP256R1())
     reader_eph = ec.generate_private_key(ec.SECP256R1())

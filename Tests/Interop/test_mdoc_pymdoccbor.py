@@ -18,33 +18,12 @@ from pymdoccbor.mdoc.issuer import MdocCborIssuer
 from pymdoccbor.mdoc.verifier import MdocCbor
 
 from interop_common import Checks, run_wallet
+from mdoc_pki import make_pki
 
 logging.getLogger("pymdoccbor").setLevel(logging.CRITICAL)
 MDL = "org.iso.18013.5.1.mDL"
 NS = "org.iso.18013.5.1"
 checks = Checks("mdoc/pymdoccbor")
-
-
-def make_pki():
-    now = datetime.datetime.now(datetime.timezone.utc)
-    iaca_key = ec.generate_private_key(ec.SECP256R1())
-    ds_key = ec.generate_private_key(ec.SECP256R1())
-    iaca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "pymdoccbor IACA"), x509.NameAttribute(NameOID.COUNTRY_NAME, "UT")])
-    ds_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "pymdoccbor DS"), x509.NameAttribute(NameOID.COUNTRY_NAME, "UT")])
-    iaca = (x509.CertificateBuilder().subject_name(iaca_name).issuer_name(iaca_name).public_key(iaca_key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=3650))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(iaca_key.public_key()), critical=False)
-            .sign(iaca_key, hashes.SHA256()))
-    ds = (x509.CertificateBuilder().subject_name(ds_name).issuer_name(iaca_name).public_key(ds_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-          .not_valid_after(now + datetime.timedelta(days=365))
-          .add_extension(x509.KeyUsage(True, False, False, False, False, False, False, False, False), critical=True)
-          .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(iaca_key.public_key()), critical=False)
-          .sign(iaca_key, hashes.SHA256()))
-    return iaca, ds, ds_key
 
 
 def d_bytes(key):
@@ -65,7 +44,7 @@ def tag24(value):
 
 
 def main():
-    iaca, ds, ds_key = make_pki()
+    iaca, ds, ds_key = make_pki("pymdoccbor")
     device_key = ec.generate_private_key(ec.SECP256R1())
     numbers = ds_key.public_key().public_numbers()
     today = datetime.date.today()
@@ -128,7 +107,7 @@ def main():
         checks.check("pymdoccbor reads the SDK-minted elements",
                      verifier.disclosure_map.get(NS, {}).get("family_name") == "Bianchi", str(verifier.disclosure_map))
 
-        stranger = make_pki()[0]
+        stranger = make_pki("pymdoccbor")[0]
         untrusted = MdocCbor()
         untrusted.loads(wrapped_hex)
         checks.check("pymdoccbor rejects the SDK-minted MSO under another IACA",
