@@ -1,4 +1,4 @@
-import CBOR
+import Mdoc
 
 /// A DeviceRequest reduced to what a consent screen shows (ISO 18013-5 §8.3.2.1.2.1).
 public struct ParsedDeviceRequest: Hashable, Sendable {
@@ -33,33 +33,21 @@ public struct ParsedDeviceRequest: Hashable, Sendable {
     /// The requested documents, in request order.
     public let documents: [Document]
 
-    /// Parses DeviceRequest CBOR; `nil` when it is not a well-formed DeviceRequest.
+    /// Parses DeviceRequest CBOR with the Mdoc module's decoder (the one DeviceRequest
+    /// parser of the SDK); `nil` when it is not a well-formed DeviceRequest.
     public init?(cbor bytes: [UInt8]) {
-        guard let root = try? CBOR.decode(bytes), let version = root["version"]?.stringValue,
-              let docRequests = root["docRequests"]?.arrayValue else { return nil }
-        var documents: [Document] = []
-        for docRequest in docRequests {
-            // ItemsRequestBytes = #6.24(bstr .cbor ItemsRequest)
-            guard let wrapped = docRequest["itemsRequest"], let items = try? wrapped.embeddedValue(),
-                  let docType = items["docType"]?.stringValue, let spaces = items["nameSpaces"]?.mapValue
-            else { return nil }
-            var nameSpaces: [(String, [String])] = []
+        guard let request = try? DeviceRequest(encoded: bytes) else { return nil }
+        version = request.version
+        documents = request.docRequests.map { docRequest in
+            let items = docRequest.itemsRequest
             var retain: [String: [String: Bool]] = [:]
-            for entry in spaces {
-                guard let namespace = entry.key.stringValue, let elements = entry.value.mapValue else { return nil }
-                var names: [String] = []
-                for element in elements {
-                    guard let name = element.key.stringValue, let keep = element.value.boolValue else { return nil }
-                    names.append(name)
-                    retain[namespace, default: [:]][name] = keep
-                }
-                nameSpaces.append((namespace, names))
+            for (nameSpace, elements) in items.nameSpaces {
+                for element in elements { retain[nameSpace, default: [:]][element.identifier] = element.intentToRetain }
             }
-            documents.append(Document(docType: docType, nameSpaces: nameSpaces, intentToRetain: retain,
-                                      hasReaderAuth: docRequest["readerAuth"] != nil))
+            return Document(docType: items.docType,
+                            nameSpaces: items.nameSpaces.map { ($0.nameSpace, $0.elements.map(\.identifier)) },
+                            intentToRetain: retain, hasReaderAuth: docRequest.readerAuth != nil)
         }
-        self.version = version
-        self.documents = documents
     }
 }
 
