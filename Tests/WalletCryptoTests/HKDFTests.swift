@@ -55,3 +55,27 @@ struct HKDFTests {
         #expect(try HKDF.deriveKey(inputKeyMaterial: ikm, outputByteCount: 48, hash: .sha384).count == 48)
     }
 }
+
+@Suite("scrypt (RFC 7914)")
+struct ScryptTests {
+    @Test("RFC 7914 §12 vectors 1 and 2 are reproduced")
+    func rfc7914Vectors() throws {
+        let empty = try Scrypt.deriveKey(password: [], salt: [], cost: 16, blockSize: 1, parallelism: 1, outputByteCount: 64)
+        #expect(hexString(empty) == "77d6576238657b203b19ca42c18a0497f16b4844e3074ae8dfdffa3fede21442"
+            + "fcd0069ded0948f8326a753a0fc81f17e8d3e0fb2e0d3628cf35e20c38d18906")
+        let nacl = try Scrypt.deriveKey(password: Array("password".utf8), salt: Array("NaCl".utf8),
+                                        cost: 1024, blockSize: 8, parallelism: 16, outputByteCount: 64)
+        #expect(hexString(nacl) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162"
+            + "2eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
+    }
+
+    @Test("invalid parameters are typed errors")
+    func invalidParameters() {
+        #expect(throws: CryptoError.self) { try Scrypt.deriveKey(password: [1], salt: [2], cost: 1000, blockSize: 8, parallelism: 1) }
+        #expect(throws: CryptoError.self) { try Scrypt.deriveKey(password: [1], salt: [2], cost: 16, blockSize: 0, parallelism: 1) }
+        #expect(throws: CryptoError.self) { try Scrypt.deriveKey(password: [1], salt: [2], cost: 16, blockSize: 1, parallelism: 1, outputByteCount: 0) }
+        #expect(throws: CryptoError.self) {
+            try Scrypt.deriveKey(password: [1], salt: [2], cost: 1 << 62, blockSize: 1 << 30, parallelism: 1)
+        }
+    }
+}

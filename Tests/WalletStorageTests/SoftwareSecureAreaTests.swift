@@ -132,9 +132,8 @@ struct SoftwareSecureAreaTests {
 
     @Test("scrypt matches the RFC 7914 §12 test vector (password, NaCl, N=1024, r=8, p=16)")
     func scryptVector() throws {
-        let derived = try Scrypt.deriveKey(
-            password: Array("password".utf8), salt: Array("NaCl".utf8),
-            parameters: try ScryptParameters(n: 1024, r: 8, p: 16), length: 64)
+        let derived = try ScryptParameters(n: 1024, r: 8, p: 16).deriveKey(
+            password: Array("password".utf8), salt: Array("NaCl".utf8), length: 64)
         #expect(Hex.encode(derived) == "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b373162"
             + "2eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
     }

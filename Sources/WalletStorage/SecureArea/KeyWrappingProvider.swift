@@ -95,7 +95,7 @@ public struct PassphraseWrappingProvider: KeyWrappingProvider {
     /// Derives the key from `passphrase` (UTF-8) and `salt` (at least 16 bytes).
     public init(passphrase: String, salt: [UInt8], parameters: ScryptParameters = .interactive) throws(StorageError) {
         guard salt.count >= 16 else { throw .crypto(.invalidLength(what: "scrypt salt", expected: "at least 16 bytes", actual: salt.count)) }
-        var derived = try Scrypt.deriveKey(password: Array(passphrase.utf8), salt: salt, parameters: parameters)
+        var derived = try parameters.deriveKey(password: Array(passphrase.utf8), salt: salt)
         wrapper = AESKeyWrapper(key: SecretBytes(consuming: &derived))
     }
 

@@ -159,7 +159,7 @@ public actor SoftwareSecureArea: SecureArea {
     }
 
     private func perKeyWrapper(passphrase: String, salt: [UInt8]) throws(StorageError) -> AESKeyWrapper {
-        var key = try Scrypt.deriveKey(password: Array(passphrase.utf8), salt: salt, parameters: perKeyParameters)
+        var key = try perKeyParameters.deriveKey(password: Array(passphrase.utf8), salt: salt)
         return AESKeyWrapper(key: SecretBytes(consuming: &key))
     }
 
