@@ -169,11 +169,14 @@ public actor CredentialStore {
 
     /// The credentials matching `filter`, ordered by creation time then id.
     public func list(_ filter: CredentialFilter = CredentialFilter()) throws(StorageError) -> [StoredCredential] {
-        let condition = "(?1 IS NULL OR format = ?1) AND (?2 IS NULL OR type = ?2) AND (?3 IS NULL OR issuer_id = ?3)"
-        let bindings: [SQLValue] = [
-            filter.format.map { .text($0.rawValue) } ?? .null, filter.type.map { .text($0) } ?? .null,
-            filter.issuer.map { .text($0) } ?? .null,
-        ]
+        // Only the filters that are set go into the WHERE clause, so SQLite can use the
+        // (format, type) and issuer indexes; each combination is its own cached statement.
+        var clauses: [String] = []
+        var bindings: [SQLValue] = []
+        if let format = filter.format { clauses.append("format = ?"); bindings.append(.text(format.rawValue)) }
+        if let type = filter.type { clauses.append("type = ?"); bindings.append(.text(type)) }
+        if let issuer = filter.issuer { clauses.append("issuer_id = ?"); bindings.append(.text(issuer)) }
+        let condition = clauses.isEmpty ? "1" : clauses.joined(separator: " AND ")
         let rows = try connection.transaction(immediate: false) { () throws(StorageError) in
             let credentials = try connection.query(
                 "SELECT \(Self.columns) FROM credentials WHERE \(condition) ORDER BY created_at, id", bindings)
