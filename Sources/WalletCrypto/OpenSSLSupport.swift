@@ -278,13 +278,17 @@ extension EVPKey {
         }
     }
 
-    /// Runs OpenSSL's full public-key validation (on the curve, not infinity, right order).
+    /// Validates a public key with `EVP_PKEY_public_check_quick`: for EC, the point lies
+    /// on the curve, is not the point at infinity and has coordinates in range. That is
+    /// the whole of the invalid-curve defence on P-256/384/521: their cofactor is 1, so
+    /// every such point has the group's prime order and the full check's extra
+    /// `n·Q = O` multiplication (as costly as a signature verification) adds nothing.
     func checkPublicKey() throws {
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, pointer, nil) else {
             throw openSSLError("EVP_PKEY_CTX_new_from_pkey")
         }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_public_check(context) == 1 else {
+        guard EVP_PKEY_public_check_quick(context) == 1 else {
             throw CryptoError.invalidKey("public key check failed: \(openSSLReason())")
         }
     }
