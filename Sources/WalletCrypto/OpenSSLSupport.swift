@@ -226,33 +226,30 @@ extension EVPKey {
 
     /// Decodes a DER SubjectPublicKeyInfo; trailing bytes are rejected.
     static func fromSubjectPublicKeyInfo(_ der: [UInt8]) throws -> EVPKey {
-        guard !der.isEmpty else { throw CryptoError.malformedEncoding("empty SubjectPublicKeyInfo") }
-        return try der.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { throw CryptoError.malformedEncoding("empty SubjectPublicKeyInfo") }
-            var cursor: UnsafePointer<UInt8>? = base
-            guard let key = d2i_PUBKEY(nil, &cursor, buffer.count) else {
-                throw CryptoError.malformedEncoding("SubjectPublicKeyInfo: \(openSSLReason())")
-            }
-            let evpKey = EVPKey(taking: key)
-            guard let cursor, cursor - base == buffer.count else {
-                throw CryptoError.malformedEncoding("trailing bytes after SubjectPublicKeyInfo")
-            }
-            return evpKey
-        }
+        try decodeDER(der, what: "SubjectPublicKeyInfo") { d2i_PUBKEY(nil, &$0, $1) }
     }
 
     /// Decodes a DER PKCS#8 PrivateKeyInfo (or a traditional key); trailing bytes are rejected.
     static func fromPrivateKeyDER(_ der: [UInt8]) throws -> EVPKey {
-        guard !der.isEmpty else { throw CryptoError.malformedEncoding("empty private key") }
+        try decodeDER(der, what: "private key") { d2i_AutoPrivateKey(nil, &$0, $1) }
+    }
+
+    /// Runs a `d2i_*` key decoder over the whole of `der`: an empty input, a decoding
+    /// failure or bytes left after the key are each a `malformedEncoding` naming `what`.
+    private static func decodeDER(
+        _ der: [UInt8], what: String,
+        _ decode: (inout UnsafePointer<UInt8>?, Int) -> OpaquePointer?
+    ) throws -> EVPKey {
+        guard !der.isEmpty else { throw CryptoError.malformedEncoding("empty \(what)") }
         return try der.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { throw CryptoError.malformedEncoding("empty private key") }
+            guard let base = buffer.baseAddress else { throw CryptoError.malformedEncoding("empty \(what)") }
             var cursor: UnsafePointer<UInt8>? = base
-            guard let key = d2i_AutoPrivateKey(nil, &cursor, buffer.count) else {
-                throw CryptoError.malformedEncoding("private key: \(openSSLReason())")
+            guard let key = decode(&cursor, buffer.count) else {
+                throw CryptoError.malformedEncoding("\(what): \(openSSLReason())")
             }
             let evpKey = EVPKey(taking: key)
             guard let cursor, cursor - base == buffer.count else {
-                throw CryptoError.malformedEncoding("trailing bytes after private key")
+                throw CryptoError.malformedEncoding("trailing bytes after \(what)")
             }
             return evpKey
         }
