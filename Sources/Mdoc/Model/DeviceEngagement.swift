@@ -123,26 +123,13 @@ public struct DeviceEngagement: Sendable, Hashable {
     }
 
     init(item: CBORItem) throws(MdocError) {
-        _ = try item.requiredMap("DeviceEngagement")
-        guard let versionItem = item[0] else { throw .malformed("DeviceEngagement has no version (0)") }
-        version = try versionItem.text("DeviceEngagement version")
-        guard version.hasPrefix("1.") else { throw .unsupportedVersion(version) }
-        guard let securityItem = item[1] else { throw .malformed("DeviceEngagement has no security (1)") }
-        security = try EngagementSecurity(item: securityItem, what: "DeviceEngagement security")
-        if let methods = item[2] {
-            deviceRetrievalMethods = try methods.requiredArray("DeviceRetrievalMethods").map { item throws(MdocError) in
-                try DeviceRetrievalMethod(cbor: item.value)
-            }
-        } else {
-            deviceRetrievalMethods = []
-        }
+        let common = try EngagementFields(item: item, what: "DeviceEngagement", methodsName: "DeviceRetrievalMethods")
+        version = common.version
+        security = common.security
+        deviceRetrievalMethods = common.methods
         serverRetrievalMethods = item[3]?.value
         protocolInfo = item[4]?.value
-        if let origins = item[5] {
-            originInfos = try origins.requiredArray("OriginInfos").map { item throws(MdocError) in try OriginInfo(cbor: item.value) }
-        } else {
-            originInfos = []
-        }
+        originInfos = common.originInfos
         if let capabilitiesItem = item[6] {
             guard let map = capabilitiesItem.value.mapValue else { throw .malformed("Capabilities is not a map") }
             capabilities = map
@@ -164,5 +151,30 @@ public struct DeviceEngagement: Sendable, Hashable {
     public init(uri: String) throws(MdocError) {
         guard uri.hasPrefix("mdoc:"), let bytes = Base64URL.decode(uri.dropFirst(5)) else { throw .invalidEngagementURI }
         try self.init(encoded: bytes)
+    }
+}
+
+/// The members DeviceEngagement and ReaderEngagement share (ISO 18013-5 §8.2.1.1,
+/// ISO 18013-7 reverse engagement): version (0), security (1), the retrieval or
+/// connection methods (2) and origin infos (5), parsed with the same checks.
+struct EngagementFields {
+    let version: String
+    let security: EngagementSecurity
+    let methods: [DeviceRetrievalMethod]
+    let originInfos: [OriginInfo]
+
+    init(item: CBORItem, what: String, methodsName: String) throws(MdocError) {
+        _ = try item.requiredMap(what)
+        guard let versionItem = item[0] else { throw .malformed("\(what) has no version (0)") }
+        version = try versionItem.text("\(what) version")
+        guard version.hasPrefix("1.") else { throw .unsupportedVersion(version) }
+        guard let securityItem = item[1] else { throw .malformed("\(what) has no security (1)") }
+        security = try EngagementSecurity(item: securityItem, what: "\(what) security")
+        methods = try item[2].map { methods throws(MdocError) in
+            try methods.requiredArray(methodsName).map { item throws(MdocError) in try DeviceRetrievalMethod(cbor: item.value) }
+        } ?? []
+        originInfos = try item[5].map { origins throws(MdocError) in
+            try origins.requiredArray("OriginInfos").map { item throws(MdocError) in try OriginInfo(cbor: item.value) }
+        } ?? []
     }
 }

@@ -37,24 +37,11 @@ public struct ReaderEngagement: Sendable, Hashable {
     /// Parses ReaderEngagement bytes, keeping them.
     public init(encoded bytes: [UInt8]) throws(MdocError) {
         let item = try MdocDecoding.item(bytes)
-        _ = try item.requiredMap("ReaderEngagement")
-        guard let versionItem = item[0] else { throw .malformed("ReaderEngagement has no version (0)") }
-        version = try versionItem.text("ReaderEngagement version")
-        guard version.hasPrefix("1.") else { throw .unsupportedVersion(version) }
-        guard let securityItem = item[1] else { throw .malformed("ReaderEngagement has no security (1)") }
-        security = try EngagementSecurity(item: securityItem, what: "ReaderEngagement security")
-        if let methods = item[2] {
-            connectionMethods = try methods.requiredArray("ConnectionMethods").map { item throws(MdocError) in
-                try DeviceRetrievalMethod(cbor: item.value)
-            }
-        } else {
-            connectionMethods = []
-        }
-        if let origins = item[5] {
-            originInfos = try origins.requiredArray("OriginInfos").map { item throws(MdocError) in try OriginInfo(cbor: item.value) }
-        } else {
-            originInfos = []
-        }
+        let common = try EngagementFields(item: item, what: "ReaderEngagement", methodsName: "ConnectionMethods")
+        version = common.version
+        security = common.security
+        connectionMethods = common.methods
+        originInfos = common.originInfos
         encodedBytes = bytes
     }
 
