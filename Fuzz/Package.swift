@@ -16,6 +16,7 @@ let package = Package(
         .executableTarget(name: "FuzzJOSE", dependencies: [.product(name: "JOSE", package: "WalletSDK")],
                           path: "Targets/FuzzJOSE"),
         .executableTarget(name: "FuzzSDJWT", dependencies: [.product(name: "SDJWT", package: "WalletSDK"),
+                                                            .product(name: "WalletEncoding", package: "WalletSDK"),
                                                             .product(name: "JOSE", package: "WalletSDK")],
                           path: "Targets/FuzzSDJWT"),
         .executableTarget(name: "FuzzDeviceEngagement", dependencies: [.product(name: "Mdoc", package: "WalletSDK")],

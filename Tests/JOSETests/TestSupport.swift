@@ -2,6 +2,7 @@ import Foundation
 import JOSE
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// Helpers shared by the JOSE suites.
 enum Fixtures {

@@ -5,6 +5,7 @@ import Mdoc
 import Testing
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 @Suite("Rejections, each a typed error")
 struct NegativeTests {

@@ -4,6 +4,7 @@ import Testing
 import WalletCrypto
 import WalletRuntime
 @testable import WalletStorage
+import WalletEncoding
 
 @Suite("Key attestation (OpenID4VCI 1.0 Appendix D)")
 struct KeyAttestationTests {

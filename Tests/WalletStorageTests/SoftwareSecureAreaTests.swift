@@ -4,6 +4,7 @@ import Testing
 import WalletCrypto
 import WalletRuntime
 @testable import WalletStorage
+import WalletEncoding
 
 @Suite("SoftwareSecureArea")
 struct SoftwareSecureAreaTests {

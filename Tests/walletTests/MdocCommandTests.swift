@@ -6,6 +6,7 @@ import Testing
 @testable import wallet
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// `wallet mdoc verify`, run in-process on responses built with the Mdoc module.
 @Suite("wallet mdoc verify")

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WalletCrypto
+import WalletEncoding
 
 /// A key attestation in JWT form (OpenID4VCI 1.0 Appendix D.1): a wallet provider
 /// vouches, under a key certified by `x5c`, for how the `attested_keys` are stored.
@@ -110,7 +111,7 @@ public struct KeyAttestationIssuer: Sendable {
         guard !keys.isEmpty else { throw .invalidKeyAttestation(.invalidAttestedKeys("no keys to attest")) }
         guard !certificateChain.isEmpty else { throw .invalidKeyAttestation(.untrustedChain("no certificate chain configured")) }
         let issued = now.timeIntervalSince1970.rounded(.down)
-        var members: [String: JSONValue] = [
+        var members: JSONObject = [
             "iat": .integer(Int64(issued)),
             "exp": .integer(Int64(issued + validity.rounded(.down))),
             "attested_keys": .array(keys.map { JWK(publicKey: $0).jsonValue }),

@@ -1,5 +1,6 @@
 import Foundation
 import WalletCrypto
+import WalletEncoding
 import WalletRuntime
 
 /// The wallet's credentials on SQLite, with their holder keys in a `SecureArea`.
@@ -75,13 +76,18 @@ public actor CredentialStore {
         }
     }
 
-    private static func json(_ display: [DisplayMetadata]) throws(StorageError) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(display), let text = String(data: data, encoding: .utf8) else {
-            throw .invalidCredential("display metadata does not encode")
+    private static func json(_ display: [DisplayMetadata]) -> String {
+        JSONValue.array(display.map(\.jsonValue)).serialized
+    }
+
+    private static func display(_ text: String) -> [DisplayMetadata]? {
+        guard let entries = try? JSONValue.parse(text).arrayValue else { return nil }
+        var display: [DisplayMetadata] = []
+        for entry in entries {
+            guard let members = entry.objectValue, let metadata = try? DisplayMetadata(json: members) else { return nil }
+            display.append(metadata)
         }
-        return text
+        return display
     }
 
     /// Saves `credential`, replacing any stored one with the same id (a reissuance);
@@ -94,8 +100,8 @@ public actor CredentialStore {
         let token = try credential.refreshToken.map { (token) throws(StorageError) in
             try wrapping.wrap(Array(token.utf8), aad: Self.refreshTokenAAD(credential.id))
         }
-        let display = try Self.json(credential.display)
-        let issuerDisplay = try Self.json(credential.issuer.display)
+        let display = Self.json(credential.display)
+        let issuerDisplay = Self.json(credential.issuer.display)
         let (createdAt, dropped) = try connection.transaction { () throws(StorageError) -> (Date, [String]) in
             let existing = try connection.query("SELECT created_at FROM credentials WHERE id = ?", [.text(credential.id)])
             let createdAt = existing.first?.first?.double.map(Date.init(timeIntervalSince1970:)) ?? now
@@ -231,9 +237,7 @@ public actor CredentialStore {
             defer { wipe(&plain) }
             refreshToken = String(decoding: plain, as: UTF8.self)
         }
-        let decoder = JSONDecoder()
-        guard let displayValue = try? decoder.decode([DisplayMetadata].self, from: Data(display.utf8)),
-              let issuerDisplayValue = try? decoder.decode([DisplayMetadata].self, from: Data(issuerDisplay.utf8)) else {
+        guard let displayValue = Self.display(display), let issuerDisplayValue = Self.display(issuerDisplay) else {
             throw .corruptRecord("display metadata of \(id)")
         }
         return StoredCredential(

@@ -4,6 +4,7 @@ import Foundation
 import Mdoc
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// `wallet interop mdoc <subcommand> ...`: the SDK side of `Tests/Interop/test_mdoc_*.py`.
 ///

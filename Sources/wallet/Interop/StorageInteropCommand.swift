@@ -3,6 +3,7 @@ import JOSE
 import WalletCrypto
 import WalletRuntime
 import WalletStorage
+import WalletEncoding
 
 /// `wallet interop storage <subcommand> ...`: the SDK side of `Tests/Interop/test_storage_jwcrypto.py`.
 ///
@@ -48,12 +49,12 @@ enum StorageInteropCommand {
                     for: (0..<count).map { "key-\($0)" }, nonce: parsed.values["--nonce"])
                 let output: JSONValue = [
                     "attestation": .string(attestation.compactSerialization),
-                    "anchor": .string(Data(root.derEncoded).base64EncodedString()),
+                    "anchor": .string(Base64.encode(root.derEncoded)),
                     "keys": .array(keys),
                 ]
                 print(output.serialized)
             case "verify-key-attestation":
-                guard let anchorText = parsed.values["--anchor"], let anchorDER = Data(base64Encoded: anchorText),
+                guard let anchorText = parsed.values["--anchor"], let anchorDER = Base64.decodeStrict(anchorText),
                       let compact = parsed.positional.first else {
                     return usage("verify-key-attestation --anchor <base64 DER> [--nonce N] <compact>")
                 }
