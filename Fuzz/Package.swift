@@ -29,7 +29,7 @@ let package = Package(
         .executableTarget(name: "FuzzDeviceResponse", dependencies: [.product(name: "Mdoc", package: "WalletSDK"),
                                                                      .product(name: "WalletCrypto", package: "WalletSDK")],
                           path: "Targets/FuzzDeviceResponse"),
-        .executableTarget(name: "FuzzKeyAttestation", dependencies: [.product(name: "WalletStorage", package: "WalletSDK"),
+        .executableTarget(name: "FuzzKeyAttestation", dependencies: [.product(name: "OpenID4VCI", package: "WalletSDK"),
                                                                      .product(name: "WalletCrypto", package: "WalletSDK")],
                           path: "Targets/FuzzKeyAttestation"),
         .executableTarget(name: "FuzzProximityCodecs", dependencies: [.product(name: "MdocProximity", package: "WalletSDK")],

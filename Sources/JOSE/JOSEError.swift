@@ -55,7 +55,10 @@ public enum JOSEError: Error, Equatable, Sendable {
     case decompressedSizeExceeded(limit: Int)
     /// A certificate in `x5c` is missing, does not parse, or its chain does not validate.
     case certificateChain(String)
-    /// The caller's `Signer`, `KeyAgreement` or key resolver failed with its own error.
+    /// The caller's `Signer` or `KeyAgreement` failed (a cancelled authentication prompt
+    /// arrives here unchanged as `.keyOperation(.userCancelled)`).
+    case keyOperation(KeyOperationError)
+    /// The caller's key resolver failed with its own error.
     case keyOperationFailed(String)
     /// A `WalletCrypto` primitive failed.
     case crypto(CryptoError)

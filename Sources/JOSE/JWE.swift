@@ -173,7 +173,22 @@ public struct JWE: Sendable, Equatable {
         understoodCriticalHeaders: Set<String> = [], maximumDecompressedSize: Int = JWE.defaultMaximumDecompressedSize
     ) async throws(JOSEError) -> [UInt8] {
         let epk = try prepare(recipient: keyAgreement.publicKey, recipientKeyID: recipientKeyID, understood: understoodCriticalHeaders)
-        let sharedSecret = try await JOSEError.wrapAsync { try await keyAgreement.sharedSecret(with: epk) }
+        let sharedSecret: [UInt8]
+        do {
+            sharedSecret = try await keyAgreement.sharedSecret(with: epk)
+        } catch {
+            throw .keyOperation(error)
+        }
+        return try open(sharedSecret: sharedSecret, maximumDecompressedSize: maximumDecompressedSize)
+    }
+
+    /// Decrypts with an in-memory EC private key (an ephemeral response-encryption key).
+    public func decrypt(
+        with privateKey: ECPrivateKey, recipientKeyID: String? = nil,
+        understoodCriticalHeaders: Set<String> = [], maximumDecompressedSize: Int = JWE.defaultMaximumDecompressedSize
+    ) throws(JOSEError) -> [UInt8] {
+        let epk = try prepare(recipient: privateKey.publicKey, recipientKeyID: recipientKeyID, understood: understoodCriticalHeaders)
+        let sharedSecret = try JOSECrypto.sharedSecret(privateKey, with: epk)
         return try open(sharedSecret: sharedSecret, maximumDecompressedSize: maximumDecompressedSize)
     }
 

@@ -96,7 +96,12 @@ public struct JWS: Sendable, Equatable {
             additional: additionalHeaders))
         let encodedPayload = Base64URL.encode(payload)
         let input = Array((header.encoded + "." + encodedPayload).utf8)
-        let signature = try await JOSEError.wrapAsync { try await signer.sign(input) }
+        let signature: [UInt8]
+        do {
+            signature = try await signer.sign(input)
+        } catch {
+            throw .keyOperation(error)
+        }
         guard signature.count == algorithm.signatureByteCount else {
             throw .malformedSignature(expectedLength: algorithm.signatureByteCount, actualLength: signature.count)
         }

@@ -69,7 +69,7 @@ enum MdocCommand {
         let verified: VerifiedResponse
         do {
             verified = try await DeviceResponseVerifier(trustAnchors: trustAnchors, sessionTranscript: sessionTranscript,
-                                                        eReaderKey: eReaderKey).verify(parsedResponse, at: time)
+                                                        eReaderKey: eReaderKey.map(SoftwareKeyAgreement.init)).verify(parsedResponse, at: time)
         } catch {
             throw .failed("verification failed: \(error)")
         }

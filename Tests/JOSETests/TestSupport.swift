@@ -57,5 +57,5 @@ struct FixedOutputSigner: Signer {
     let algorithm: SignatureAlgorithm
     let publicKey: PublicKey
     let output: [UInt8]
-    func sign(_ message: [UInt8]) async throws -> [UInt8] { output }
+    func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] { output }
 }

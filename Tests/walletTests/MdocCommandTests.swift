@@ -45,7 +45,7 @@ struct MdocCommandTests {
         let signed = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
                                                              authentication: { _ in .signature(SoftwareSigner(deviceKey)) })
         let maced = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
-                                                            authentication: { _ in .mac(deviceKey: deviceKey, eReaderKey: eReaderKey.publicKey) })
+                                                            authentication: { _ in .mac(deviceKey: SoftwareKeyAgreement(deviceKey), eReaderKey: eReaderKey.publicKey) })
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-cli-\(UUID().uuidString).pem").path
         try root.pemEncoded.write(toFile: path, atomically: true, encoding: .utf8)
         return Setup(anchorPath: path, transcript: transcript, eReaderKey: eReaderKey, signed: signed, maced: maced)

@@ -316,7 +316,7 @@ public actor CredentialStore {
     /// concurrent calls); its key is deleted from the secure area before this returns,
     /// so the returned signer is the key's last use. When none is left,
     /// `noInstancesLeft`. `.rotate`: the least-used instance (lowest index on ties).
-    public func consumeInstance(of id: String, passphrase: String? = nil) async throws(StorageError) -> ConsumedInstance {
+    public func consumeInstance(of id: String, unlock: (any KeyUnlockData)? = nil) async throws(StorageError) -> ConsumedInstance {
         let now = clock.now
         // One synchronous transaction: no await inside, so no other call on this actor
         // interleaves, and BEGIN IMMEDIATE excludes other processes.
@@ -343,14 +343,14 @@ public actor CredentialStore {
         let signer: any Signer
         let keyAgreement: (any KeyAgreement)?
         do {
-            signer = try await secureArea.signer(for: instance.keyAlias, passphrase: passphrase)
+            signer = try await secureArea.signer(for: instance.keyAlias, unlock: unlock)
             if case .ec = signer.publicKey {
-                keyAgreement = try await secureArea.keyAgreement(for: instance.keyAlias, passphrase: passphrase)
+                keyAgreement = try await secureArea.keyAgreement(for: instance.keyAlias, unlock: unlock)
             } else {
                 keyAgreement = nil
             }
         } catch {
-            // The instance was not used after all (no key, wrong passphrase): give it back.
+            // The instance was not used after all (no key, not unlocked): give it back.
             _ = try? connection.run(
                 "UPDATE credential_instances SET use_count = use_count - 1 WHERE credential_id = ? AND idx = ? AND use_count > 0",
                 [.text(id), .integer(Int64(instance.index))])

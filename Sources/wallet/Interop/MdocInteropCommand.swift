@@ -102,7 +102,7 @@ enum MdocInteropCommand {
         }
         let method: DeviceAuthenticationMethod
         if let readerPublic = try options.optionalHex("--mac-reader-pub") {
-            method = .mac(deviceKey: deviceKey, eReaderKey: try ECPublicKey(x963Representation: readerPublic, curve: .p256))
+            method = .mac(deviceKey: SoftwareKeyAgreement(deviceKey), eReaderKey: try ECPublicKey(x963Representation: readerPublic, curve: .p256))
         } else {
             method = .signature(SoftwareSigner(deviceKey))
         }
