@@ -2,6 +2,10 @@ import Foundation
 import WalletCrypto
 import WalletEncoding
 
+/// The wallet's identifier of a stored credential (what issuance returns and
+/// presentation selections name).
+public typealias CredentialId = String
+
 /// The format of a stored credential (OpenID4VCI 1.0 Appendix A format identifiers).
 public enum CredentialFormat: String, Sendable, Hashable, CaseIterable {
     /// SD-JWT VC.
