@@ -43,6 +43,10 @@ enum CredentialSchema {
         CREATE INDEX instances_by_alias ON credential_instances (key_alias);
         CREATE INDEX instances_by_use ON credential_instances (credential_id, use_count, idx);
         """),
+        // Version 3: the issuing protocol's context (wrapped like the refresh token).
+        (3, """
+        ALTER TABLE credentials ADD COLUMN issuance_context BLOB;
+        """),
     ]
 
     static var latest: Int { migrations.map(\.version).max() ?? 0 }
