@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "SDJWT", dependencies: ["JOSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "WalletStorage", dependencies: ["CSQLite", "COpenSSL", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
-        .target(name: "OpenID4VCI", dependencies: ["JOSE", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+        .target(name: "OpenID4VCI", dependencies: ["JOSE", "COSE", "CBOR", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
         .executableTarget(name: "wallet", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
