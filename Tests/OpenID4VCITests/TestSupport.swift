@@ -117,6 +117,8 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         /// Canned answers by path, used once each in order.
         var faults: [String: [HTTPResponse]] = [:]
         var delayAtCredential: Duration?
+        /// The configuration id (default `identity`, or `mdl` for mdoc).
+        var configurationName: String?
     }
 
     enum Deferral: Equatable { case none, accepted, legacy }
@@ -164,7 +166,7 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         self.pki = try TestPKI(name: "Test issuer")
     }
 
-    var configurationId: String { options.format == .msoMdoc ? "mdl" : "identity" }
+    var configurationId: String { options.configurationName ?? (options.format == .msoMdoc ? "mdl" : "identity") }
 
     private func next(_ prefix: String) -> String {
         lock.lock(); defer { lock.unlock() }
@@ -236,8 +238,8 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         case (.get, "/.well-known/openid-credential-issuer"): return jsonResponse(200, issuerMetadata())
         case (.get, "/.well-known/oauth-authorization-server"): return jsonResponse(200, serverMetadata())
         case (.get, "/.well-known/jwt-vc-issuer"):
-            return jsonResponse(200, ["issuer": .string(base),
-                                      "jwks": ["keys": [JWK(publicKey: .ec(pki.leafKey.publicKey)).jsonValue]]])
+            let key = try! JWK(publicKey: .ec(pki.leafKey.publicKey)).adding(["kid": "issuer-key"])
+            return jsonResponse(200, ["issuer": .string(base), "jwks": ["keys": [key.jsonValue]]])
         case (.post, "/par"): return pushAuthorization(request)
         case (.post, "/token"): return await token(request)
         case (.post, "/nonce"):

@@ -24,9 +24,14 @@ struct IssuanceContext: Sendable, Equatable {
     var notificationId: String?
     /// For a deferred credential: the holder keys its proofs named, in proof order.
     var pendingKeyAliases: [String]
+    /// A renewal the issuer deferred while the credential stays issued: its transaction.
+    var pendingTransactionId: String?
+    /// When to ask for that renewal again.
+    var pendingRetryAfter: Date?
 
     init(configurationId: String, authorizationServer: String? = nil, accessToken: String? = nil, isDPoPBound: Bool = false,
-         dpopKeyAlias: String? = nil, notificationId: String? = nil, pendingKeyAliases: [String] = []) {
+         dpopKeyAlias: String? = nil, notificationId: String? = nil, pendingKeyAliases: [String] = [],
+         pendingTransactionId: String? = nil, pendingRetryAfter: Date? = nil) {
         self.configurationId = configurationId
         self.authorizationServer = authorizationServer
         self.accessToken = accessToken
@@ -34,6 +39,8 @@ struct IssuanceContext: Sendable, Equatable {
         self.dpopKeyAlias = dpopKeyAlias
         self.notificationId = notificationId
         self.pendingKeyAliases = pendingKeyAliases
+        self.pendingTransactionId = pendingTransactionId
+        self.pendingRetryAfter = pendingRetryAfter
     }
 
     /// The serialized form (JSON).
@@ -45,6 +52,8 @@ struct IssuanceContext: Sendable, Equatable {
         members["dpop_key_alias"] = dpopKeyAlias.map(JSONValue.string)
         members["notification_id"] = notificationId.map(JSONValue.string)
         if !pendingKeyAliases.isEmpty { members["pending_key_aliases"] = .array(pendingKeyAliases.map(JSONValue.string)) }
+        members["pending_transaction_id"] = pendingTransactionId.map(JSONValue.string)
+        members["pending_retry_after"] = pendingRetryAfter.map { .number($0.timeIntervalSince1970) }
         return JSONValue.object(members).serializedBytes
     }
 
@@ -59,5 +68,7 @@ struct IssuanceContext: Sendable, Equatable {
         dpopKeyAlias = object["dpop_key_alias"]?.stringValue
         notificationId = object["notification_id"]?.stringValue
         pendingKeyAliases = object["pending_key_aliases"]?.stringArrayValue ?? []
+        pendingTransactionId = object["pending_transaction_id"]?.stringValue
+        pendingRetryAfter = object["pending_retry_after"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
     }
 }

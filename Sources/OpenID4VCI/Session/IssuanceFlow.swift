@@ -148,6 +148,15 @@ struct IssuanceFlow: Sendable {
         let instances: [CredentialInstance]
         let notificationId: String?
         let pendingKeyAliases: [String]
+        /// A renewal the issuer deferred: the credential stays issued with its instances
+        /// meanwhile, and the transaction waits in its context.
+        var pendingRenewal: (transactionId: String, retryAfter: Date?)?
+
+        var isDeferred: Bool { state != .issued || pendingRenewal != nil }
+        var retryAfter: Date? {
+            if case .deferred(_, let retryAfter) = state { return retryAfter }
+            return pendingRenewal?.retryAfter
+        }
     }
 
     let mode: IssuanceMode
@@ -292,7 +301,7 @@ struct IssuanceFlow: Sendable {
         case .offer(let offer, _, _):
             effects += try useIssuerMetadata(offer.issuerMetadata, now: now)
         case .issuer, .deferred, .reissue:
-            if case .deferred(let stored, _) = mode, case .issued = stored.state {
+            if case .deferred(let stored, let context) = mode, stored.state == .issued, context.pendingTransactionId == nil {
                 throw .unexpected(.notDeferred(stored.id))
             }
             guard settings.urlPolicy.url(issuerIdentifier) != nil,
@@ -366,6 +375,7 @@ struct IssuanceFlow: Sendable {
             accessToken = token
             tokenIsDPoPBound = context.isDPoPBound
             dpopAlias = context.dpopKeyAlias
+            if case .deferred(let stored, _) = mode { refreshToken = stored.refreshToken }
             targets = [Target(identifier: nil)]
             phase = .keys
             return [publish(.processing), .loadKeys(context.pendingKeyAliases)]
@@ -788,10 +798,7 @@ struct IssuanceFlow: Sendable {
             guard metadata?.deferredCredentialEndpoint != nil else {
                 throw .credentialRequestFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("transaction_id")))
             }
-            let id = credentialId(for: current)
-            let retryAfter = interval.map { now.addingTimeInterval(TimeInterval($0)) }
-            outcomes.append(Outcome(id: id, state: .deferred(transactionId: transactionId, retryAfter: retryAfter),
-                                    instances: [], notificationId: nil, pendingKeyAliases: targets[current].keys.map(\.alias)))
+            outcomes.append(deferredOutcome(id: credentialId(for: current), transactionId: transactionId, interval: interval, now: now))
             return try nextTarget()
         case .issued(let credentials, let notificationId):
             targets[current].notificationId = notificationId
@@ -809,6 +816,27 @@ struct IssuanceFlow: Sendable {
             phase = .issuerKeys
             return try fetchIssuerKeysOrVerify(now: now)
         }
+    }
+
+    /// The credential being renewed, if this session renews one (a reissue, or the
+    /// resumption of a deferred reissue).
+    private var renewedCredential: StoredCredential? {
+        switch mode {
+        case .reissue(let stored, _): stored
+        case .deferred(let stored, _): stored.state == .issued ? stored : nil
+        case .offer, .issuer: nil
+        }
+    }
+
+    private func deferredOutcome(id: String, transactionId: String, interval: Int?, now: Date) -> Outcome {
+        let retryAfter = interval.map { now.addingTimeInterval(TimeInterval($0)) }
+        let aliases = targets[current].keys.map(\.alias)
+        if let renewed = renewedCredential {
+            return Outcome(id: id, state: .issued, instances: renewed.instances, notificationId: nil, pendingKeyAliases: aliases,
+                           pendingRenewal: (transactionId, retryAfter))
+        }
+        return Outcome(id: id, state: .deferred(transactionId: transactionId, retryAfter: retryAfter), instances: [],
+                       notificationId: nil, pendingKeyAliases: aliases)
     }
 
     private func credentialId(for index: Int) -> String {
@@ -868,10 +896,13 @@ struct IssuanceFlow: Sendable {
         var unusedKeys = targets[current].keys
         var instances: [CredentialInstance] = []
         var nextIndex = 0
-        if case .reissue(let stored, _) = mode, stored.policy.use == .oneTime, batchCount < stored.policy.batchSize {
-            let kept = stored.instances.filter { $0.useCount == 0 }
-            instances = kept
-            nextIndex = (kept.map(\.index).max() ?? -1) + 1
+        if let renewed = renewedCredential, renewed.policy.use == .oneTime {
+            // A top-up keeps the unused instances; a full renewal replaces them all.
+            let unused = renewed.instances.filter { $0.useCount == 0 }
+            if unused.count + targets[current].received.count <= renewed.policy.batchSize {
+                instances = unused
+                nextIndex = (renewed.instances.map(\.index).max() ?? -1) + 1
+            }
         }
         for credential in targets[current].received {
             let lookup = credential.issuerNeedingMetadata(anchors: settings.trustAnchors).flatMap { issuerKeys[$0] }
@@ -905,7 +936,7 @@ struct IssuanceFlow: Sendable {
     // MARK: Deferred
 
     private mutating func requestDeferred() throws(IssuanceError) -> [Effect] {
-        guard case .deferred(let stored, _) = mode, case .deferred(let transactionId, _) = stored.state,
+        guard case .deferred(let stored, let context) = mode, let transactionId = Self.transactionId(stored, context),
               let endpoint = metadata?.deferredCredentialEndpoint else {
             throw .credentialRequestFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("deferred_credential_endpoint")))
         }
@@ -917,6 +948,12 @@ struct IssuanceFlow: Sendable {
         addResponseEncryption(to: &body)
         phase = .deferredCredential
         return [.send(resourceRequest(url: endpoint, body: body, step: .deferredCredential))]
+    }
+
+    /// The deferred transaction of a stored credential: its state's, or a pending renewal's.
+    private static func transactionId(_ stored: StoredCredential, _ context: IssuanceContext) -> String? {
+        if case .deferred(let transactionId, _) = stored.state { return transactionId }
+        return context.pendingTransactionId
     }
 
     private mutating func receivedDeferred(_ response: HTTPResponse, now: Date) throws(IssuanceError) -> [Effect] {
@@ -941,7 +978,7 @@ struct IssuanceFlow: Sendable {
                 return try requestDeferred()
             }
             // The pre-1.0 form of "not yet": 400 issuance_pending, with an optional interval.
-            if code == "issuance_pending", case .deferred(let transactionId, _) = stored.state {
+            if code == "issuance_pending", case .deferred(_, let context) = mode, let transactionId = Self.transactionId(stored, context) {
                 let interval = (try? response.jsonObject()).flatMap { $0["interval"]?.intValue }
                 return try stillPending(stored, transactionId: transactionId, interval: interval, now: now)
             }
@@ -953,9 +990,7 @@ struct IssuanceFlow: Sendable {
 
     private mutating func stillPending(_ stored: StoredCredential, transactionId: String, interval: Int?,
                                        now: Date) throws(IssuanceError) -> [Effect] {
-        let retryAfter = interval.map { now.addingTimeInterval(TimeInterval($0)) }
-        outcomes.append(Outcome(id: stored.id, state: .deferred(transactionId: transactionId, retryAfter: retryAfter),
-                                instances: [], notificationId: nil, pendingKeyAliases: targets[current].keys.map(\.alias)))
+        outcomes.append(deferredOutcome(id: stored.id, transactionId: transactionId, interval: interval, now: now))
         return try nextTarget()
     }
 
@@ -971,7 +1006,7 @@ struct IssuanceFlow: Sendable {
         guard let metadata, let configuration else { return [] }
         // The DPoP key stays with the credential while a token bound to it may still be
         // used (refresh, deferred retrieval, notifications); a reused one always stays.
-        let needsTokenLater = refreshToken != nil || outcomes.contains { $0.notificationId != nil || $0.state != .issued }
+        let needsTokenLater = refreshToken != nil || outcomes.contains { $0.notificationId != nil || $0.isDeferred }
         let keepDPoP = dpopAlias != nil && (!isFreshDPoPKey || (tokenIsDPoPBound && needsTokenLater))
         let storedDPoPAlias = keepDPoP ? dpopAlias : nil
         var policy = settings.policy
@@ -983,7 +1018,8 @@ struct IssuanceFlow: Sendable {
             let context = IssuanceContext(
                 configurationId: configuration.id, authorizationServer: serverIdentifier.isEmpty ? nil : serverIdentifier,
                 accessToken: accessToken, isDPoPBound: tokenIsDPoPBound, dpopKeyAlias: storedDPoPAlias,
-                notificationId: outcome.notificationId, pendingKeyAliases: outcome.pendingKeyAliases)
+                notificationId: outcome.notificationId, pendingKeyAliases: outcome.pendingKeyAliases,
+                pendingTransactionId: outcome.pendingRenewal?.transactionId, pendingRetryAfter: outcome.pendingRenewal?.retryAfter)
             credentials.append(StoredCredential(
                 id: outcome.id, format: format, type: credentialType,
                 issuer: IssuerInfo(identifier: metadata.credentialIssuer, display: metadata.display),
@@ -998,7 +1034,7 @@ struct IssuanceFlow: Sendable {
             discardedKeys = context.pendingKeyAliases.filter { !keep.contains($0) }
         }
         keptKeys = keep
-        notifications = outcomes.compactMap { $0.state == .issued ? $0.notificationId : nil }
+        notifications = outcomes.compactMap { $0.isDeferred ? nil : $0.notificationId }
         phase = .saving
         return [.save(credentials)]
     }
@@ -1025,10 +1061,10 @@ struct IssuanceFlow: Sendable {
 
     private mutating func finishSuccessfully() -> [Effect] {
         phase = .done
-        let issued = outcomes.filter { $0.state == .issued }.map(\.id)
-        let deferred = outcomes.filter { $0.state != .issued }
-        if issued.isEmpty, let first = deferred.first, case .deferred(_, let retryAfter) = first.state {
-            state = .deferred(credentialId: first.id, retryAfter: retryAfter)
+        let issued = outcomes.filter { !$0.isDeferred }.map(\.id)
+        let deferred = outcomes.filter(\.isDeferred)
+        if issued.isEmpty, let first = deferred.first {
+            state = .deferred(credentialId: first.id, retryAfter: first.retryAfter)
         } else {
             state = .completed(IssuanceResult(issued: issued, deferred: deferred.map(\.id)))
         }

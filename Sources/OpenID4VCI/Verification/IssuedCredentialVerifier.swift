@@ -82,9 +82,8 @@ struct IssuedCredentialVerifier: Sendable {
         } else if let issuerKeys, !issuerKeys.isEmpty {
             // A kid selects the key; without one every published key is tried.
             let candidates = header.keyID.map { kid in issuerKeys.filter { $0.keyID == kid } } ?? issuerKeys
-            guard !candidates.isEmpty else {
-                throw .issuerKeyUnavailable(.invalidMember("jwks: no key with kid \(header.keyID ?? "")"))
-            }
+            // A kid the issuer does not publish: no key of its metadata can have signed it.
+            guard !candidates.isEmpty else { throw .issuerKeyUnavailable(.invalidMember("jwks")) }
             sources = candidates.map { .jwk($0) }
         } else if let leaf = (try? header.certificateChain())??.first,
                   let key = try? PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER) {
