@@ -54,8 +54,9 @@ public enum KeyAttestationFailure: Equatable, Sendable {
     case malformed(String)
     /// The header `typ` is not `key-attestation+jwt`.
     case wrongType(String?)
-    /// The header has no `x5c`, or the chain does not lead to a trust anchor.
-    case untrustedChain(String)
+    /// The `x5c` chain is absent or unparsable, does not lead to a trust anchor, or its
+    /// leaf is not a key-attestation signing certificate.
+    case untrusted(TrustFailure)
     /// The signature does not verify with the `x5c` leaf key.
     case invalidSignature
     /// `exp` is missing or in the past.

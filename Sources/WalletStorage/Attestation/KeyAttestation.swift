@@ -60,8 +60,10 @@ public struct KeyAttestation: Sendable, Equatable {
         issuer = claims.issuer
         do {
             certificateChain = try jwt.header.certificateChain() ?? []
+        } catch .untrusted(let failure) {
+            throw .invalidKeyAttestation(.untrusted(failure))
         } catch {
-            throw .invalidKeyAttestation(.untrustedChain("\(error)"))
+            throw .jose(error)
         }
     }
 
@@ -108,7 +110,7 @@ public struct KeyAttestationIssuer: Sendable {
     /// Signs an attestation for `keys`, issued at `now`, with `nonce` when given.
     public func attest(_ keys: [PublicKey], nonce: String?, now: Date) async throws(StorageError) -> KeyAttestation {
         guard !keys.isEmpty else { throw .invalidKeyAttestation(.invalidAttestedKeys("no keys to attest")) }
-        guard !certificateChain.isEmpty else { throw .invalidKeyAttestation(.untrustedChain("no certificate chain configured")) }
+        guard !certificateChain.isEmpty else { throw .invalidKeyAttestation(.untrusted(.missingCertificate)) }
         let issued = now.timeIntervalSince1970.rounded(.down)
         var members: [String: JSONValue] = [
             "iat": .integer(Int64(issued)),
@@ -138,12 +140,16 @@ public struct KeyAttestationIssuer: Sendable {
 public struct KeyAttestationVerifier: Sendable {
     /// The wallet-provider roots accepted.
     public let trustAnchors: [X509Certificate]
+    /// What the `x5c` leaf must be trusted for.
+    public let policy: X509TrustPolicy
     /// Leeway for `iat` and `exp`, in seconds.
     public let clockSkew: TimeInterval
 
-    /// A verifier trusting `trustAnchors`.
-    public init(trustAnchors: [X509Certificate], clockSkew: TimeInterval = 60) {
+    /// A verifier trusting `trustAnchors` for certificates that meet `policy` (a signing
+    /// certificate under a CA unless the caller asks for more).
+    public init(trustAnchors: [X509Certificate], policy: X509TrustPolicy = .keyAttestationSigner, clockSkew: TimeInterval = 60) {
         self.trustAnchors = trustAnchors
+        self.policy = policy
         self.clockSkew = clockSkew
     }
 
@@ -155,11 +161,13 @@ public struct KeyAttestationVerifier: Sendable {
         // OpenID4VCI 1.0 Appendix D.1: typ MUST be key-attestation+jwt.
         guard jwt.header.type == KeyAttestation.jwtType else { throw .invalidKeyAttestation(.wrongType(jwt.header.type)) }
         do {
-            _ = try jwt.jws.verifyWithCertificateChain(trustAnchors: trustAnchors, at: now)
-        } catch .invalidSignature {
+            try jwt.jws.verifyWithCertificateChain(trustAnchors: trustAnchors, at: now, policy: policy)
+        } catch .untrusted(let failure) {
+            throw .invalidKeyAttestation(.untrusted(failure))
+        } catch .invalidSignature, .malformedSignature, .algorithmKeyMismatch, .wrongCurve {
             throw .invalidKeyAttestation(.invalidSignature)
         } catch {
-            throw .invalidKeyAttestation(.untrustedChain("\(error)"))
+            throw .jose(error)
         }
         let attestation = try KeyAttestation(unverified: compact)
         guard attestation.issuedAt.addingTimeInterval(-clockSkew) <= now else {
