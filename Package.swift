@@ -3,8 +3,9 @@ import PackageDescription
 
 // The wallet SDK (see ../shared/DESIGN.md for the layers). Layer 0: system
 // libraries, CBOR, crypto over OpenSSL 3 with X.509, the runtime seams; layer 1:
-// JOSE and COSE; layer 2: SD-JWT VC, mdoc, storage; layer 3: mdoc proximity. Higher layers are added
-// module by module as they gain code.
+// JOSE and COSE; layer 2: SD-JWT VC, mdoc, storage; layer 3: mdoc proximity and
+// the reference parties (test peers). Higher layers are added module by module as
+// they gain code.
 let package = Package(
     name: "WalletSDK",
     platforms: [.macOS(.v13), .iOS(.v16)],
@@ -18,6 +19,7 @@ let package = Package(
         .library(name: "Mdoc", targets: ["Mdoc"]),
         .library(name: "WalletStorage", targets: ["WalletStorage"]),
         .library(name: "MdocProximity", targets: ["MdocProximity"]),
+        .library(name: "ReferenceParties", targets: ["ReferenceParties"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
     ],
@@ -27,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
 
         .target(name: "CBOR"),
         .target(name: "WalletRuntime"),
@@ -37,6 +41,7 @@ let package = Package(
         .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
         .target(name: "WalletStorage", dependencies: ["CSQLite", "COpenSSL", "JOSE", "WalletCrypto", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
+        .target(name: "ReferenceParties", dependencies: ["CMicroHTTPD", "JOSE", "WalletRuntime"]),
 
         .executableTarget(name: "wallet", dependencies: ["CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
                                                          "WalletCrypto", "WalletRuntime"]),
@@ -54,6 +59,7 @@ let package = Package(
         .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite"], exclude: ["Fixtures"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime"]),
+        .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "JOSE", "WalletRuntime"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "WalletCrypto", "WalletRuntime"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],
