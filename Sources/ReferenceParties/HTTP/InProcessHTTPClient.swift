@@ -53,7 +53,7 @@ public struct InProcessHTTPClient: HTTPClient {
         }
         let timer: Task<Void, Never>? = clock == nil ? Task {
             do {
-                try await Task.sleep(for: request.timeout)
+                try await SystemClock().sleep(for: request.timeout)
                 race.finish(.timedOut)
             } catch {
                 // Cancelled: the exchange ended first.
