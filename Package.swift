@@ -7,6 +7,7 @@ import PackageDescription
 // module by module as they gain code.
 let package = Package(
     name: "WalletSDK",
+    defaultLocalization: "en",
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "CBOR", targets: ["CBOR"]),
@@ -36,7 +37,8 @@ let package = Package(
         .target(name: "SDJWT", dependencies: ["JOSE", "WalletCrypto", "WalletRuntime"]),
         .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
         .target(name: "WalletStorage", dependencies: ["CSQLite", "COpenSSL", "JOSE", "WalletCrypto", "WalletRuntime"]),
-        .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime"]),
+        .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime"],
+                resources: [.process("Resources")]),
 
         .executableTarget(name: "wallet", dependencies: ["CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
                                                          "WalletCrypto", "WalletRuntime"]),
