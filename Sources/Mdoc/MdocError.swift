@@ -24,6 +24,9 @@ public enum MdocError: Error, Equatable, Sendable {
     case crypto(CryptoError)
     /// A `Signer` or `KeyAgreement` failed with an error that is not a `CryptoError`.
     case keyOperationFailed(String)
+    /// The holder's or reader's `Signer` / `KeyAgreement` failed (a cancelled
+    /// authentication prompt arrives here unchanged as `.keyOperation(.userCancelled)`).
+    case keyOperation(KeyOperationError)
     /// A SessionData message did not decrypt: wrong key, tampered ciphertext or tag, or a
     /// message replayed or received out of order (its counter is not the next one) (status 10).
     case decryptionFailed(counter: UInt32)
@@ -35,8 +38,9 @@ public enum MdocError: Error, Equatable, Sendable {
     case peerReportedError(status: Int)
     /// The issuer signature over the MSO does not verify.
     case issuerSignatureInvalid(COSEError)
-    /// The issuer certificate chain does not lead to a trusted IACA anchor.
-    case untrustedIssuer(ChainValidationFailure)
+    /// The issuerAuth certificate chain does not lead to a trusted IACA anchor, or is not
+    /// a document signer certificate valid when the MSO was signed.
+    case untrustedIssuer(TrustFailure)
     /// The MSO names a digest algorithm other than SHA-256/384/512.
     case unsupportedDigestAlgorithm(String)
     /// An element's IssuerSignedItemBytes do not hash to the MSO's digest for its digestID.
@@ -63,8 +67,9 @@ public enum MdocError: Error, Equatable, Sendable {
     case notAuthorizedByKeyAuthorizations(nameSpace: String, elementIdentifier: String)
     /// The reader authentication signature does not verify over ReaderAuthenticationBytes.
     case readerAuthenticationFailed(COSEError)
-    /// The reader certificate chain does not lead to a trusted reader anchor.
-    case untrustedReader(ChainValidationFailure)
+    /// The reader certificate chain does not lead to a trusted reader anchor, or is not a
+    /// reader authentication certificate.
+    case untrustedReader(TrustFailure)
     /// A DocRequest has no readerAuth where one was required.
     case readerAuthenticationMissing
     /// An `mdoc:` URI that does not carry base64url DeviceEngagement bytes.
@@ -88,6 +93,8 @@ extension MdocError {
         switch error {
         case let error as MdocError: error
         case let error as CryptoError: .crypto(error)
+        case let error as KeyOperationError: .keyOperation(error)
+        case .keyOperation(let error) as COSEError: .keyOperation(error)
         case let error as COSEError: .cose(error)
         case let error as CBORError: .cbor(error)
         default: .keyOperationFailed(String(describing: error))

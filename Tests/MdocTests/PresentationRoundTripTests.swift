@@ -38,7 +38,7 @@ struct PresentationRoundTripTests {
         #expect(doc.value(nameSpace: S.mDLNameSpace, identifier: "family_name") == "Doe")
         #expect(doc.value(nameSpace: S.mDLNameSpace, identifier: "age_over_18") == true)
         #expect(doc.value(nameSpace: S.mDLNameSpace, identifier: "given_name") == nil)
-        #expect(doc.issuerCertificates.last == issuer.anchor)
+        #expect(doc.issuerChain.anchor == issuer.anchor)
     }
 
     @Test("a MAC-authenticated DeviceResponse verifies with the reader's ephemeral key, and a missing docType gives documentErrors")
@@ -51,10 +51,10 @@ struct PresentationRoundTripTests {
                                                   DocRequest(itemsRequest: S.mDLRequest(docType: "org.iso.23220.photoid.1"))])
         let response = try await DeviceResponseBuilder.respond(
             to: request, with: [credential], sessionTranscript: transcript,
-            authentication: { _ in .mac(deviceKey: deviceKey, eReaderKey: eReaderKey.publicKey) })
+            authentication: { _ in .mac(deviceKey: SoftwareKeyAgreement(deviceKey), eReaderKey: eReaderKey.publicKey) })
         #expect(response.documentErrors == [DocumentError(docType: "org.iso.23220.photoid.1", code: 0)])
         let verified = try await DeviceResponseVerifier(trustAnchors: [issuer.anchor], sessionTranscript: transcript,
-                                                        eReaderKey: eReaderKey).verify(try DeviceResponse(encoded: response.encodedBytes), at: Date())
+                                                        eReaderKey: SoftwareKeyAgreement(eReaderKey)).verify(try DeviceResponse(encoded: response.encodedBytes), at: Date())
         #expect(verified.documents.first?.deviceAuthentication == .mac)
         #expect(verified.documentErrors.map(\.docType) == ["org.iso.23220.photoid.1"])
     }
@@ -62,7 +62,7 @@ struct PresentationRoundTripTests {
     @Test("a whole session: engagement, establishment with reader authentication, encrypted request and response, termination")
     func wholeSession() async throws {
         let issuer = try S.pki("IACA")
-        let readerPKI = try S.pki("Reader")
+        let readerPKI = try S.pki("Reader", role: .reader)
         let deviceKey = try ECPrivateKey.generate(curve: .p256)
         let credential = try await S.issueMDL(issuer: issuer, deviceKey: deviceKey.publicKey)
 
@@ -76,7 +76,7 @@ struct PresentationRoundTripTests {
         let eReaderKey = try ECPrivateKey.generate(curve: .p256)
         let readerTranscript = SessionTranscript(deviceEngagement: scanned,
                                                  eReaderKeyEncoded: COSEKey(publicKey: .ec(eReaderKey.publicKey)).encoded(), handover: .qr)
-        var readerSession = try await SessionEncryption(role: .reader, privateKey: eReaderKey,
+        var readerSession = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(eReaderKey),
                                                         peerPublicKey: try scanned.security.ecPublicKey(), sessionTranscript: readerTranscript)
         let docRequest = try await DocRequest(itemsRequest: S.mDLRequest(),
                                               readerKey: ReaderAuthenticationKey(signer: readerPKI.signer, certificateChain: [readerPKI.leaf]),
@@ -88,12 +88,12 @@ struct PresentationRoundTripTests {
         let received = try SessionEstablishment(encoded: establishment.encodedBytes)
         let mdocTranscript = SessionTranscript(deviceEngagement: engagement, eReaderKeyEncoded: received.eReaderKeyEncoded, handover: .qr)
         #expect(mdocTranscript == readerTranscript)
-        var mdocSession = try await SessionEncryption(role: .mdoc, privateKey: eDeviceKey,
+        var mdocSession = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey),
                                                       peerPublicKey: try received.eReaderPublicKey(), sessionTranscript: mdocTranscript)
         let request = try DeviceRequest(encoded: try mdocSession.decrypt(received.data))
         let path = try request.docRequests[0].verifyReaderAuthentication(sessionTranscript: mdocTranscript,
                                                                          trustAnchors: [readerPKI.anchor], at: Date())
-        #expect(path.first == readerPKI.leaf)
+        #expect(path.leaf == readerPKI.leaf)
         let response = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: mdocTranscript,
                                                                authentication: { _ in .signature(SoftwareSigner(deviceKey)) })
         let message = try mdocSession.sessionData(response.encodedBytes, status: .sessionTermination)

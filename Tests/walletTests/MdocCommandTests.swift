@@ -6,6 +6,7 @@ import Testing
 @testable import wallet
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// `wallet mdoc verify`, run in-process on responses built with the Mdoc module.
 @Suite("wallet mdoc verify")
@@ -22,10 +23,10 @@ struct MdocCommandTests {
         let now = Date()
         let rootKey = try ECPrivateKey.generate(curve: .p256)
         let dsKey = try ECPrivateKey.generate(curve: .p256)
-        let root = try CertificateBuilder.certificateAuthority(subject: try DistinguishedName([(.commonName, "CLI IACA")]),
+        let root = try CertificateBuilder.iaca(subject: try DistinguishedName([(.commonName, "CLI IACA")]),
                                                                notBefore: now.addingTimeInterval(-86_400),
                                                                notAfter: now.addingTimeInterval(30 * 86_400)).selfSigned(with: .ec(rootKey))
-        let ds = try CertificateBuilder.endEntity(subject: try DistinguishedName([(.commonName, "CLI DS")]),
+        let ds = try CertificateBuilder.mdocDocumentSigner(subject: try DistinguishedName([(.commonName, "CLI DS")]),
                                                   subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER, notBefore: now.addingTimeInterval(-86_400),
                                                   notAfter: now.addingTimeInterval(30 * 86_400)).signed(by: root, key: .ec(rootKey))
         let deviceKey = try ECPrivateKey.generate(curve: .p256)
@@ -44,7 +45,7 @@ struct MdocCommandTests {
         let signed = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
                                                              authentication: { _ in .signature(SoftwareSigner(deviceKey)) })
         let maced = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
-                                                            authentication: { _ in .mac(deviceKey: deviceKey, eReaderKey: eReaderKey.publicKey) })
+                                                            authentication: { _ in .mac(deviceKey: SoftwareKeyAgreement(deviceKey), eReaderKey: eReaderKey.publicKey) })
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-cli-\(UUID().uuidString).pem").path
         try root.pemEncoded.write(toFile: path, atomically: true, encoding: .utf8)
         return Setup(anchorPath: path, transcript: transcript, eReaderKey: eReaderKey, signed: signed, maced: maced)

@@ -2,6 +2,7 @@ import CBOR
 import COSE
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// The structure a reader shows first in reverse engagement (ISO/IEC 18013-7, and the
 /// second edition of 18013-5): `{0: version, 1: Security with EReaderKeyBytes,

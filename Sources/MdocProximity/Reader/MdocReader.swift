@@ -128,7 +128,7 @@ public actor MdocReader {
         guard let transcript = core?.sessionTranscript else { throw .invalidState(.notEngaged) }
         do {
             return try await DeviceResponseVerifier(trustAnchors: trustAnchors, sessionTranscript: transcript,
-                                                    eReaderKey: eReaderKey).verify(response, at: clock.now)
+                                                    eReaderKey: SoftwareKeyAgreement(eReaderKey)).verify(response, at: clock.now)
         } catch {
             throw .responseVerificationFailed(error)
         }
