@@ -68,7 +68,7 @@ struct FlowTests {
     }
 
     static func form(_ outgoing: IssuanceFlow.Outgoing?) throws -> [(String, String)] {
-        try FormURLEncoding.decode(String(decoding: outgoing?.request.body ?? [], as: UTF8.self))
+        formPairs(outgoing?.request.body)
     }
 
     @Test("a wallet-initiated flow starts by fetching the issuer's metadata from its well-known URL")

@@ -68,7 +68,7 @@ struct SessionFailureTests {
         let stranger = try TestPKI(name: "Stranger")
         let (terminal, _) = try await run(issuer, config: IssuanceConfig(issuerTrustAnchors: [stranger.anchor]))
         switch (format, terminal) {
-        case (.sdJwtVc, .failed(.credentialRequestFailed(nil, .invalidCredential(.sdJWT(.untrustedCertificateChain))))),
+        case (.sdJwtVc, .failed(.credentialRequestFailed(nil, .invalidCredential(.sdJWT(.untrustedIssuer))))),
              (.msoMdoc, .failed(.credentialRequestFailed(nil, .invalidCredential(.mdoc(.untrustedIssuer))))):
             break
         default:

@@ -73,7 +73,7 @@ struct SessionOutcomeTests {
         let unused = original.instances.filter { instance in !after.instances.contains { $0.keyAlias == instance.keyAlias } }
         #expect(unused.count == 2)
         #expect(issuer.credentialRequests.last?["proofs"]?["jwt"]?.arrayValue?.count == 2)
-        let refresh = try FormURLEncoding.decode(String(decoding: try #require(issuer.requests(to: "/token").last?.body), as: UTF8.self))
+        let refresh = formPairs(try #require(issuer.requests(to: "/token").last?.body))
         #expect(refresh.contains { $0 == ("grant_type", "refresh_token") })
         // No key of a spent instance is left: 4 holder keys and the one DPoP key.
         #expect(try await wallet.keyAliases().count == 5)

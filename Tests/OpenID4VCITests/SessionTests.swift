@@ -43,7 +43,7 @@ struct SessionTests {
         #expect(keys == stored.instances.map(\.keyAlias))
         #expect(try Self.boundKey(stored.instances[0], format: .sdJwtVc) == (try await wallet.storage.secureArea.publicKey(alias: keys[0])))
         // The token request carried the code; the proof had the issuer's c_nonce and no iss (anonymous access).
-        let tokenForm = try FormURLEncoding.decode(String(decoding: try #require(issuer.requests(to: "/token").first?.body), as: UTF8.self))
+        let tokenForm = formPairs(try #require(issuer.requests(to: "/token").first?.body))
         #expect(tokenForm.contains { $0 == ("tx_code", "493536") })
         #expect(!tokenForm.contains { $0.0 == "client_id" })
         let proof = try JWT(compact: try #require(issuer.credentialRequests.first?["proofs"]?["jwt"]?.arrayValue?.first?.stringValue))
@@ -98,7 +98,7 @@ struct SessionTests {
         guard case .completed(let result) = terminal else { Issue.record("ended \(terminal)"); return }
         #expect(result.issued.count == 1)
         // PAR carried the PKCE challenge; the authorization URL only the request_uri.
-        let par = try FormURLEncoding.decode(String(decoding: try #require(issuer.requests(to: "/par").first?.body), as: UTF8.self))
+        let par = formPairs(try #require(issuer.requests(to: "/par").first?.body))
         #expect(par.contains { $0 == ("code_challenge_method", "S256") })
         #expect(par.contains { $0.0 == "authorization_details" })
         #expect(par.contains { $0 == ("client_id", "wallet-dev") })

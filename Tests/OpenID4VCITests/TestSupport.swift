@@ -35,23 +35,26 @@ enum Vectors {
     enum VectorError: Error { case missing(String) }
 }
 
-/// A root and a leaf certificate with the leaf's key: an issuer's signing PKI.
+/// A root and a leaf certificate with the leaf's key: an issuer's signing PKI. The root
+/// is an IACA-shaped CA (pathLenConstraint 0); the leaf signs SD-JWT VCs (its
+/// subjectAltName URI names the issuer) and mdocs (it has the document signer EKU).
 struct TestPKI: Sendable {
     let anchor: X509Certificate
     let leaf: X509Certificate
     let leafKey: ECPrivateKey
 
-    init(name: String, now: Date = Date()) throws {
+    init(name: String, issuer: String = "https://issuer.example", now: Date = Date()) throws {
         let rootKey = try ECPrivateKey.generate(curve: .p256)
         leafKey = try ECPrivateKey.generate(curve: .p256)
-        anchor = try CertificateBuilder.certificateAuthority(
+        anchor = try CertificateBuilder.iaca(
             subject: try DistinguishedName([(.commonName, "\(name) root")]),
             notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400)
         ).selfSigned(with: .ec(rootKey))
         leaf = try CertificateBuilder.endEntity(
             subject: try DistinguishedName([(.commonName, "\(name) signer")]),
             subjectPublicKeyInfoDER: leafKey.publicKey.spkiDER,
-            notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400)
+            notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400),
+            extendedKeyUsage: [ExtendedKeyUsageOID.mdocDocumentSigner], subjectAlternativeNames: [.uri(issuer)]
         ).signed(by: anchor, key: .ec(rootKey))
     }
 
@@ -67,6 +70,11 @@ final class CountingRandom: RandomSource, @unchecked Sendable {
         counter &+= 1
         return (0..<count).map { UInt8(truncatingIfNeeded: Int(counter) &+ $0) }
     }
+}
+
+/// The pairs of a form body or query string (empty when it does not decode).
+func formPairs(_ bytes: [UInt8]?) -> [(String, String)] {
+    ((try? FormURLEncoding.decode(bytes ?? []))?.fields ?? []).map { ($0.name, $0.value) }
 }
 
 func json(_ response: HTTPResponse) -> JSONObject { (try? JSONValue.parseObject(response.body)) ?? [:] }
@@ -163,7 +171,7 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
     init(base: String = "https://issuer.example", options: Options = Options()) throws {
         self.base = base
         self.options = options
-        self.pki = try TestPKI(name: "Test issuer")
+        self.pki = try TestPKI(name: "Test issuer", issuer: base)
     }
 
     var configurationId: String { options.configurationName ?? (options.format == .msoMdoc ? "mdl" : "identity") }
@@ -203,7 +211,7 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
     /// What the browser does: the authorization endpoint approves and redirects.
     func authorize(_ url: String, state overrideState: String? = nil) -> String {
         guard let components = URLComponents(string: url) else { return "" }
-        let query = (try? FormURLEncoding.decode(components.percentEncodedQuery ?? "")) ?? []
+        let query = formPairs(Array((components.percentEncodedQuery ?? "").utf8))
         var parameters = query
         if let uri = query.first(where: { $0.0 == "request_uri" })?.1 {
             parameters = locked { pushed[uri] } ?? []
@@ -308,12 +316,12 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
     }
 
     private func form(_ request: HTTPRequest) -> [String: String] {
-        let pairs = (try? FormURLEncoding.decode(String(decoding: request.body ?? [], as: UTF8.self))) ?? []
+        let pairs = formPairs(request.body)
         return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
     }
 
     private func pushAuthorization(_ request: HTTPRequest) -> HTTPResponse {
-        let pairs = (try? FormURLEncoding.decode(String(decoding: request.body ?? [], as: UTF8.self))) ?? []
+        let pairs = formPairs(request.body)
         let uri = "urn:ietf:params:oauth:request_uri:" + next("par")
         locked { pushed[uri] = pairs }
         return jsonResponse(201, ["request_uri": .string(uri), "expires_in": 60])

@@ -125,10 +125,10 @@ public struct CredentialIssuerMetadata: Sendable, Equatable {
         if trustAnchors.isEmpty {
             // No anchors configured: the signature is checked with the x5c leaf (integrity,
             // not trust; the document was fetched over TLS from the issuer anyway).
-            guard let leaf = try jwt.header.certificateChain()?.first else { throw .certificateChain("signed_metadata has no x5c") }
+            guard let leaf = try jwt.header.certificateChain()?.first else { throw .untrusted(.missingCertificate) }
             try jwt.jws.verify(with: try JOSEError.wrapCertificateKey(leaf))
         } else {
-            _ = try jwt.jws.verifyWithCertificateChain(trustAnchors: trustAnchors, at: now)
+            try jwt.jws.verifyWithCertificateChain(trustAnchors: trustAnchors, at: now, policy: .signingCertificate)
         }
         try jwt.validate(JWTValidationOptions(now: now, requiredClaims: ["iat"]))
         guard jwt.claims.subject == expectedIssuer else { throw .invalidClaim("sub") }
@@ -154,7 +154,7 @@ extension JOSEError {
     /// The public key of a certificate as a JOSE key, or a `certificateChain` failure.
     static func wrapCertificateKey(_ certificate: X509Certificate) throws(JOSEError) -> PublicKey {
         do { return try PublicKey(spkiDER: certificate.subjectPublicKeyInfoDER) } catch {
-            throw .certificateChain("leaf key is neither EC on a supported curve nor Ed25519")
+            throw .untrusted(.unsupportedLeafKey)
         }
     }
 }

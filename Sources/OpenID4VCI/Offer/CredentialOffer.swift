@@ -180,10 +180,10 @@ enum OfferInput: Equatable, Sendable {
         } else {
             throw .invalidOffer(.unrecognizedInput)
         }
-        let pairs: [(String, String)]
-        do { pairs = try FormURLEncoding.decode(query) } catch { throw .invalidOffer(.ambiguousOrMalformedURI) }
-        let byValue = pairs.filter { $0.0 == "credential_offer" }.map(\.1)
-        let byReference = pairs.filter { $0.0 == "credential_offer_uri" }.map(\.1)
+        let parameters: FormParameters
+        do { parameters = try FormURLEncoding.decode(Array(query.utf8)) } catch { throw .invalidOffer(.ambiguousOrMalformedURI) }
+        let byValue = parameters.values(for: "credential_offer")
+        let byReference = parameters.values(for: "credential_offer_uri")
         switch (byValue.count, byReference.count) {
         case (1, 0):
             return .value(try object(fromJSON: byValue[0]))

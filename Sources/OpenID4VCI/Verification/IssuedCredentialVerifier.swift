@@ -119,10 +119,13 @@ struct IssuedCredentialVerifier: Sendable {
                 do { key = try PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER) } catch { throw .invalidCertificate }
                 try issuerAuth.verify(publicKey: key)
             } else {
-                try issuerAuth.verify(trustAnchors: trustAnchors, at: now)
+                // ISO 18013-5 Annex B: a document signer under an IACA, valid when it signed the MSO.
+                let signed = issuerSigned.mobileSecurityObject.validityInfo.signed
+                try issuerAuth.verify(trustAnchors: trustAnchors, at: now,
+                                      policy: .mdocDocumentSigner + X509TrustPolicy([.leafValid(at: signed)]))
             }
         } catch {
-            if case .untrustedCertificateChain(let failure) = error { throw .mdoc(.untrustedIssuer(failure)) }
+            if case .untrusted(let failure) = error { throw .mdoc(.untrustedIssuer(failure)) }
             throw .mdoc(.issuerSignatureInvalid(error))
         }
         let mso = issuerSigned.mobileSecurityObject

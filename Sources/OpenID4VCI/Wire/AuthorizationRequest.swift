@@ -85,12 +85,12 @@ enum AuthorizationResponse: Equatable {
             throw .authorizationFailed(oauthError: nil, reason: .invalidRedirect)
         }
         let query = received.percentEncodedQuery ?? received.percentEncodedFragment ?? ""
-        let pairs: [(String, String)]
-        do { pairs = try FormURLEncoding.decode(query) } catch {
+        let parameters: FormParameters
+        do { parameters = try FormURLEncoding.decode(Array(query.utf8)) } catch {
             throw .authorizationFailed(oauthError: nil, reason: .invalidRedirect)
         }
         func value(_ name: String) -> String? {
-            let values = pairs.filter { $0.0 == name }.map(\.1)
+            let values = parameters.values(for: name)
             return values.count == 1 ? values[0] : nil
         }
         // The state check comes first: an error answer with the wrong state is not ours to report.

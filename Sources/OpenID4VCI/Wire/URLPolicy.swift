@@ -23,16 +23,8 @@ struct URLPolicy: Sendable, Equatable {
     /// Whether `url` may be called.
     func allows(_ url: URL) -> Bool { self.url(url.absoluteString) != nil }
 
-    /// Whether `host` names this machine's loopback: `localhost`, 127.0.0.0/8 or `::1`.
-    static func isLoopback(host: String) -> Bool {
-        var name = host.lowercased()
-        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name == "localhost" || name == "localhost." || name == "::1" { return true }
-        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets.allSatisfy({ (1...3).contains($0.count) && $0.allSatisfy(\.isASCII) }),
-              octets.allSatisfy({ UInt8($0) != nil }) else { return false }
-        return octets[0] == "127"
-    }
+    /// Whether `host` names this machine's loopback (WalletRuntime's one definition).
+    static func isLoopback(host: String) -> Bool { LoopbackHost.isLoopback(host: host) }
 
     /// The well-known URL for `identifier` with the suffix inserted between the host and
     /// the path (RFC 8414 §3.1, OpenID4VCI 1.0 §12.2.2): `https://h/p` becomes
