@@ -50,6 +50,16 @@ public struct CredentialIssuerMetadata: Sendable, Equatable {
         return authorizationServers.first ?? credentialIssuer
     }
 
+    /// Reads a metadata document the app already has (cached, or fetched itself) for
+    /// `credentialIssuer`, with the checks `resolveOffer(_:)` applies: the identifier,
+    /// `https` endpoints (loopback `http` when `allowHTTP`), `signed_metadata` (chained to
+    /// `trustAnchors` when there are any) and the members' types.
+    public init(json object: JSONObject, credentialIssuer: String, allowHTTP: Bool = false,
+                trustAnchors: [X509Certificate] = [], now: Date) throws(MetadataProblem) {
+        try self.init(json: object, expectedIssuer: credentialIssuer, policy: URLPolicy(allowsLoopbackHTTP: allowHTTP),
+                      trustAnchors: trustAnchors, now: now)
+    }
+
     /// Reads a metadata document fetched for `expectedIssuer`. When `signed_metadata` is
     /// present it must verify (with its `x5c` leaf, chained to `trustAnchors` when there
     /// are any) and name the issuer in `sub`; its members then replace the plain ones.
