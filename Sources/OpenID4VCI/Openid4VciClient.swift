@@ -21,17 +21,27 @@ public struct IssuanceConfig: Sendable {
     public var allowHTTP: Bool
     /// How long each HTTP exchange may take.
     public var requestTimeout: Duration
+    /// How new holder keys are protected in the secure area (their algorithm follows the
+    /// issuer's proof algorithms).
+    public var holderKeyProtection: KeyProtection
+    /// What unlocks protected holder keys when the session signs its proofs (a hardware
+    /// area may prompt instead; a dismissed prompt ends the session with
+    /// `.unexpected(.keyOperation(.userCancelled))`).
+    public var holderKeyUnlock: (any KeyUnlockData)?
 
     /// A configuration; the defaults are the spec's.
     public init(clientId: String = "wallet-dev", redirectUri: String = "eudi-wallet://authorize",
                 issuerTrustAnchors: [X509Certificate] = [], keyAttestationProvider: (any KeyAttestationProvider)? = nil,
-                allowHTTP: Bool = false, requestTimeout: Duration = .seconds(30)) {
+                allowHTTP: Bool = false, requestTimeout: Duration = .seconds(30), holderKeyProtection: KeyProtection = .none,
+                holderKeyUnlock: (any KeyUnlockData)? = nil) {
         self.clientId = clientId
         self.redirectUri = redirectUri
         self.issuerTrustAnchors = issuerTrustAnchors
         self.keyAttestationProvider = keyAttestationProvider
         self.allowHTTP = allowHTTP
         self.requestTimeout = requestTimeout
+        self.holderKeyProtection = holderKeyProtection
+        self.holderKeyUnlock = holderKeyUnlock
     }
 }
 

@@ -118,3 +118,65 @@ struct SessionFailureTests {
         }
     }
 }
+
+/// A secure area whose signers fail as a dismissed authentication prompt does.
+struct CancellingSecureArea: SecureArea {
+    let inner: SoftwareSecureArea
+    var name: String { "cancelling" }
+
+    struct CancelledSigner: Signer {
+        let publicKey: PublicKey
+        var algorithm: SignatureAlgorithm { .es256 }
+        func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] { throw .userCancelled }
+    }
+
+    func createKey(alias: String, options: KeyCreationOptions) async throws(StorageError) -> KeyInfo {
+        try await inner.createKey(alias: alias, options: options)
+    }
+    func createKeys(count: Int, aliasPrefix: String, options: KeyCreationOptions) async throws(StorageError) -> [KeyInfo] {
+        try await inner.createKeys(count: count, aliasPrefix: aliasPrefix, options: options)
+    }
+    func keyInfo(alias: String) async throws(StorageError) -> KeyInfo { try await inner.keyInfo(alias: alias) }
+    func signer(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any Signer {
+        CancelledSigner(publicKey: try await inner.keyInfo(alias: alias).publicKey)
+    }
+    func keyAgreement(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any KeyAgreement {
+        try await inner.keyAgreement(for: alias, unlock: unlock)
+    }
+    func deleteKey(alias: String) async throws(StorageError) { try await inner.deleteKey(alias: alias) }
+    func listKeys() async throws(StorageError) -> [KeyInfo] { try await inner.listKeys() }
+}
+
+@Suite("Issuance sessions: the holder's authentication")
+struct SessionAuthenticationTests {
+    @Test("a signer's userCancelled reaches the app unchanged; no key is left")
+    func userCancelled() async throws {
+        let issuer = try TestIssuer()
+        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let area = CancellingSecureArea(inner: inner)
+        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
+        let client = Openid4VciClient(http: issuer, storage: IssuanceStorage(secureArea: area, store: store))
+        let offer = try await client.resolveOffer(issuer.offerURI())
+        let terminal = try await terminalState(of: client.start(.fromOffer(offer, configurationId: "identity")))
+        #expect(terminal == .failed(.unexpected(.keyOperation(.userCancelled))))
+        #expect(try await inner.listKeys().isEmpty)
+        #expect(try await store.list().isEmpty)
+    }
+
+    @Test("passphrase-protected holder keys: the right unlock signs, a wrong one fails as authenticationRequired")
+    func protectedKeys() async throws {
+        let issuer = try TestIssuer()
+        let storage = try IssuanceStorage.inMemory()
+        let good = Openid4VciClient(http: issuer, config: IssuanceConfig(holderKeyProtection: .passphrase("1234"),
+                                                                         holderKeyUnlock: PassphraseUnlock("1234")), storage: storage)
+        guard case .completed = try await terminalState(of: good.start(.fromOffer(
+            try await good.resolveOffer(issuer.offerURI()), configurationId: "identity"))) else {
+            Issue.record("the right passphrase did not sign"); return
+        }
+        let wrong = Openid4VciClient(http: issuer, config: IssuanceConfig(holderKeyProtection: .passphrase("1234"),
+                                                                          holderKeyUnlock: PassphraseUnlock("0000")), storage: storage)
+        let terminal = try await terminalState(of: wrong.start(.fromOffer(try await wrong.resolveOffer(issuer.offerURI()), configurationId: "identity")))
+        guard case .failed(.unexpected(.storage(.authenticationRequired))) = terminal else { Issue.record("ended \(terminal)"); return }
+        #expect(try await storage.secureArea.listKeys().count == 1)
+    }
+}

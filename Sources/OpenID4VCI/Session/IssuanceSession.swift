@@ -152,7 +152,8 @@ private final class SessionDriver: Sendable {
             case .createKeys(let count, let algorithm):
                 do {
                     let keys = try await storage.secureArea.createKeys(
-                        count: count, aliasPrefix: "holder", options: KeyCreationOptions(algorithm: algorithm))
+                        count: count, aliasPrefix: "holder",
+                        options: KeyCreationOptions(algorithm: algorithm, protection: environment.config.holderKeyProtection))
                     ledger.created += keys.map(\.alias)
                     input = .keysReady(keys)
                 } catch {
@@ -274,7 +275,7 @@ private final class SessionDriver: Sendable {
         var proofs: [String] = []
         for key in job.keys {
             do {
-                let signer = try await storage.secureArea.signer(for: key.alias, unlock: nil)
+                let signer = try await storage.secureArea.signer(for: key.alias, unlock: environment.config.holderKeyUnlock)
                 let jwt = try await JWT.sign(claims: try JWTClaims(job.claims), signer: signer, type: ProofJWT.type,
                                              jwk: JWK(publicKey: key.publicKey), additionalHeaders: job.header)
                 proofs.append(jwt.compactSerialization)
