@@ -44,9 +44,11 @@ public struct CredentialIssuerMetadata: Sendable, Equatable {
     /// The configuration `id`, if the issuer has it.
     public func configuration(_ id: String) -> CredentialConfiguration? { configurations[id] }
 
-    /// The authorization server to use for a grant that names `preferred` (or none).
+    /// The authorization server to use for a grant that names `preferred` (or none): the
+    /// named one when the issuer lists it (§4.1.1), else the first listed, else the
+    /// issuer itself (§12.2.4).
     func authorizationServer(preferred: String?) -> String {
-        if let preferred, authorizationServers.contains(preferred) || authorizationServers.isEmpty { return preferred }
+        if let preferred, authorizationServers.contains(preferred) { return preferred }
         return authorizationServers.first ?? credentialIssuer
     }
 
