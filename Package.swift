@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "WalletStorage", targets: ["WalletStorage"]),
         .library(name: "MdocProximity", targets: ["MdocProximity"]),
         .library(name: "OpenID4VCI", targets: ["OpenID4VCI"]),
+        .library(name: "ReferenceParties", targets: ["ReferenceParties"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
     ],
@@ -42,6 +43,9 @@ let package = Package(
         .target(name: "WalletStorage", dependencies: ["CSQLite", "COpenSSL", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "OpenID4VCI", dependencies: ["JOSE", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+        // Test peers (layer 3): they may use layers 0-2 but never the protocol clients they test.
+        .target(name: "ReferenceParties", dependencies: ["JOSE", "SDJWT", "Mdoc", "COSE", "CBOR", "WalletCrypto", "WalletEncoding",
+                                                         "WalletRuntime"]),
 
         .executableTarget(name: "wallet", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
                                                          "OpenID4VCI", "WalletCrypto", "WalletRuntime"]),
@@ -60,6 +64,8 @@ let package = Package(
         .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite", "WalletEncoding"], exclude: ["Fixtures"]),
         .testTarget(name: "OpenID4VCITests", dependencies: ["OpenID4VCI", "JOSE", "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "JOSE", "SDJWT", "Mdoc", "COSE", "CBOR",
+                                                                 "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
