@@ -118,7 +118,7 @@ struct TokenGrant {
     let tokenType: String
     let refreshToken: String?
     let body: JSONObject
-    let dpop: DPoPKey?
+    var dpop: DPoPKey?
 
     init(_ body: JSONObject, dpop: DPoPKey?) throws {
         self.body = body
@@ -151,8 +151,11 @@ struct DPoPKey {
         if let accessToken { claims["ath"] = .string(Base64URL.encode(SHA256.digest(Array(accessToken.utf8)))) }
         if let nonce { claims["nonce"] = .string(nonce) }
         for (name, value) in extra { claims[name] = value }
+        // JWS.sign writes only public JWKs; a private one goes in as a raw header to test refusals.
+        let header = jwk ?? JWK(publicKey: key.publicKey)
         return try await JWT.sign(claims: try JWTClaims(claims), signer: signer ?? SoftwareSigner(key), type: type,
-                                  jwk: jwk ?? JWK(publicKey: key.publicKey)).compactSerialization
+                                  jwk: header.isPrivate ? nil : header,
+                                  additionalHeaders: header.isPrivate ? ["jwk": header.jsonValue] : [:]).compactSerialization
     }
 }
 
@@ -242,4 +245,18 @@ func redirectParameters(_ response: HTTPResponse) throws -> [String: String] {
         throw HarnessFailure("no redirect")
     }
     return Dictionary(try FormURLEncoding.decode(query), uniquingKeysWith: { first, _ in first })
+}
+
+/// A value shared with `@Sendable` closures in tests.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<T>(_ body: (inout Value) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
 }
