@@ -33,7 +33,7 @@ struct IssuerBehaviourTests {
         }
         let mdoc = try firstCredential(try await issue(harness, IssuerCredentialConfiguration.mDLId, holder: try HolderKey()))
         let document = try IssuerSigned(encoded: try #require(Base64URL.decodeStrict(mdoc)))
-        #expect(throws: (any Error).self) { _ = try document.issuerAuth.verify(trustAnchors: [anchors.iaca], at: harness.clock.now) }
+        #expect(throws: (any Error).self) { _ = try document.issuerAuth.verify(trustAnchors: [anchors.iaca], at: harness.clock.now, policy: .mdocDocumentSigner) }
     }
 
     @Test("bindToWrongKey: cnf and deviceKey are not the proof key")
@@ -106,7 +106,7 @@ struct IssuerBehaviourTests {
         let verified = try SDJWTVerifier(options: SDJWTVerificationOptions(
             issuerKey: .certificateChain(trustAnchors: [harness.issuer.trustAnchors.issuerRoot]), now: harness.clock.now,
             expectedIssuer: "http://127.0.0.1:8123")).verify(credential)
-        #expect(verified.certificatePath?.first?.subjectAlternativeURIs == ["http://127.0.0.1:8123"])
+        #expect(verified.certificateChain?.leaf.subjectAlternativeURIs == ["http://127.0.0.1:8123"])
         await #expect(throws: ReferenceIssuerError.invalidConfiguration(.originHasPath)) {
             try await harness.issuer.setOrigin(try #require(URL(string: "http://127.0.0.1:8123/x")))
         }

@@ -74,7 +74,7 @@ struct IssuerCredentialTests {
         let first = try #require(issued.first)
         let bytes = try #require(Base64URL.decodeStrict(first))
         let document = try IssuerSigned(encoded: bytes)
-        _ = try document.issuerAuth.verify(trustAnchors: [harness.issuer.trustAnchors.iaca], at: harness.clock.now)
+        _ = try document.issuerAuth.verify(trustAnchors: [harness.issuer.trustAnchors.iaca], at: harness.clock.now, policy: .mdocDocumentSigner)
         let mso = document.mobileSecurityObject
         #expect(mso.docType == "org.iso.18013.5.1.mDL")
         #expect(try mso.devicePublicKey() == .ec(holder.key.publicKey))

@@ -117,9 +117,9 @@ struct IssuerMetadataTests {
         #expect(response.headers["Content-Type"] == "application/jwt")
         let jwt = try JWT(compact: String(decoding: response.body, as: UTF8.self))
         #expect(jwt.header.type == "openidvci-issuer-metadata+jwt")
-        let path = try jwt.jws.verifyWithCertificateChain(trustAnchors: [harness.issuer.trustAnchors.issuerRoot],
-                                                          at: harness.clock.now)
-        #expect(path.first?.subjectAlternativeURIs == ["https://issuer.example"])
+        let chain = try jwt.jws.verifyWithCertificateChain(trustAnchors: [harness.issuer.trustAnchors.issuerRoot],
+                                                           at: harness.clock.now, policy: .sdJWTVCIssuer("https://issuer.example"))
+        #expect(chain.leaf.subjectAlternativeURIs == ["https://issuer.example"])
         #expect(jwt.claims.subject == "https://issuer.example")
         #expect(jwt.claims.issuedAt == harness.clock.now)
         #expect(jwt.claims["credential_endpoint"]?.stringValue == "https://issuer.example/credential")
@@ -130,7 +130,8 @@ struct IssuerMetadataTests {
         let harness = try await IssuerHarness.make { $0.signedMetadata = .embedded }
         let metadata = try json(try await harness.get("https://issuer.example/.well-known/openid-credential-issuer"))
         let jwt = try JWT(compact: try metadata.string("signed_metadata"))
-        _ = try jwt.jws.verifyWithCertificateChain(trustAnchors: [harness.issuer.trustAnchors.issuerRoot], at: harness.clock.now)
+        try jwt.jws.verifyWithCertificateChain(trustAnchors: [harness.issuer.trustAnchors.issuerRoot], at: harness.clock.now,
+                                               policy: .signingCertificate)
         #expect(jwt.claims["signed_metadata"] == nil)
         #expect(jwt.claims["credential_issuer"]?.stringValue == "https://issuer.example")
     }

@@ -5,8 +5,8 @@ import WalletEncoding
 
 /// The reference issuer's own test PKI, made fresh for every issuer:
 ///
-/// - an IACA root and a document signer certificate under it (ISO 18013-5 Annex B
-///   profiles) for mdoc `issuerAuth`;
+/// - an IACA root and a document signer certificate under it (the ISO 18013-5 Annex B
+///   profiles of `CertificateBuilder.iaca` / `.mdocDocumentSigner`) for mdoc `issuerAuth`;
 /// - an issuer root and, per Credential Issuer Identifier, a leaf whose subjectAltName
 ///   URI is that identifier (SD-JWT VC §3.5) for SD-JWT VC `x5c` and signed metadata;
 ///   its key is also published in `/.well-known/jwt-vc-issuer`.
@@ -35,16 +35,13 @@ struct IssuerTestPKI: Sendable {
             let dsKey = try ECPrivateKey.generate(curve: .p256)
             let rootKey = try ECPrivateKey.generate(curve: .p256)
             let signingKey = try ECPrivateKey.generate(curve: .p256)
-            // ISO 18013-5 Annex B.1.2: the IACA is a CA with pathLenConstraint 0.
-            let iaca = try CertificateBuilder.certificateAuthority(
+            let iaca = try CertificateBuilder.iaca(
                 subject: try DistinguishedName([(.commonName, "\(name) IACA"), (.country, "UT")]),
-                notBefore: notBefore, notAfter: notAfter, pathLength: 0
+                notBefore: notBefore, notAfter: notAfter
             ).selfSigned(with: .ec(iacaKey))
-            // Annex B.1.4: the document signer has the mdlDS extended key usage.
-            let documentSigner = try CertificateBuilder.endEntity(
+            let documentSigner = try CertificateBuilder.mdocDocumentSigner(
                 subject: try DistinguishedName([(.commonName, "\(name) Document Signer"), (.country, "UT")]),
-                subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER, notBefore: notBefore, notAfter: notAfter,
-                extendedKeyUsage: [ExtendedKeyUsageOID.mdocDocumentSigner]
+                subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER, notBefore: notBefore, notAfter: notAfter
             ).signed(by: iaca, key: .ec(iacaKey))
             let issuerRoot = try CertificateBuilder.certificateAuthority(
                 subject: try DistinguishedName([(.commonName, "\(name) Root"), (.country, "UT")]),

@@ -204,8 +204,8 @@ struct KeyProofCheck: Sendable {
         }
         guard jwt.header["x5c"] != nil else { throw .invalidProof("the key attestation has no x5c") }
         do {
-            _ = try jwt.jws.verifyWithCertificateChain(trustAnchors: attestationAnchors, at: now)
-        } catch .invalidSignature {
+            try jwt.jws.verifyWithCertificateChain(trustAnchors: attestationAnchors, at: now, policy: .keyAttestationSigner)
+        } catch JOSEError.invalidSignature {
             throw .invalidProof("the key attestation signature does not verify")
         } catch {
             throw .invalidProof("the key attestation chain does not lead to a trusted wallet provider")
