@@ -93,4 +93,30 @@ struct IssuerOfferTests {
             _ = try await harness.issuer.createOffer(CredentialOfferRequest(configurationIds: [IssuerCredentialConfiguration.pidId]))
         }
     }
+
+    @Test("the offer factory makes fresh offers over HTTP when enabled, and does not exist otherwise")
+    func offerFactory() async throws {
+        let harness = try await IssuerHarness.make { $0.offerFactory = true }
+        let response = try await harness.postJSON(harness.url("/offers"), [
+            "credential_configuration_ids": [.string(IssuerCredentialConfiguration.mDLId)], "tx_code": "4711",
+        ])
+        #expect(response.status == 201)
+        let body = try json(response)
+        #expect(try body.string("tx_code") == "4711")
+        let code = try body.string("pre-authorized_code")
+        let token = try await harness.postForm(harness.asURL("/token"), [
+            ("grant_type", "urn:ietf:params:oauth:grant-type:pre-authorized_code"), ("pre-authorized_code", code), ("tx_code", "4711"),
+        ])
+        #expect(token.status == 200)
+        let fetched = try await harness.get(try body.string("credential_offer_uri"))
+        #expect(try json(fetched) == (try body.object("credential_offer")))
+        let authorization = try json(try await harness.postJSON(harness.url("/offers"), [
+            "credential_configuration_ids": [.string(IssuerCredentialConfiguration.pidId)], "grant": "authorization_code",
+        ]))
+        #expect(authorization["issuer_state"] != nil && authorization["pre-authorized_code"] == nil)
+        let unknown = try await harness.postJSON(harness.url("/offers"), ["credential_configuration_ids": ["nope"]])
+        #expect(oauthError(unknown) == "invalid_request")
+        let off = try await IssuerHarness.make()
+        #expect(try await off.postJSON(off.url("/offers"), ["credential_configuration_ids": []]).status == 404)
+    }
 }

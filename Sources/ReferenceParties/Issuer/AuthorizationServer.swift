@@ -40,7 +40,7 @@ extension ReferenceIssuer {
     }
 
     private func purgePushedRequests() {
-        guard pushedRequests.count > 256 else { return }
+        guard pushedRequests.count >= 256, pushedRequests.count % 256 == 0 else { return }
         let now = clock.now
         pushedRequests = pushedRequests.filter { $0.value.expiresAt > now }
     }

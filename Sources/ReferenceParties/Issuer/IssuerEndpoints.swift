@@ -37,6 +37,7 @@ struct IssuerEndpoints: Sendable, Hashable {
     var deferredPath: String { issuerPath + "/deferred_credential" }
     var notificationPath: String { issuerPath + "/notification" }
     var offerPathPrefix: String { issuerPath + "/credential-offer/" }
+    var offerFactoryPath: String { issuerPath + "/offers" }
     var parPath: String { authorizationServerPath + "/par" }
     var authorizePath: String { authorizationServerPath + "/authorize" }
     var tokenPath: String { authorizationServerPath + "/token" }

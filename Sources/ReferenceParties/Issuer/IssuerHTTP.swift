@@ -81,9 +81,7 @@ enum IssuerHTTP {
 
     /// A 302 to `location`.
     static func redirect(_ location: String) -> HTTPResponse {
-        HTTPResponse(status: 302, headers: [("Location", location), ("Cache-Control", "no-store")].reduce(into: HTTPHeaders()) {
-            $0.add(name: $1.0, value: $1.1)
-        })
+        HTTPResponse(status: 302, headers: HTTPHeaders([(name: "Location", value: location), (name: "Cache-Control", value: "no-store")]))
     }
 
     /// The media type of `Content-Type`, lower-cased, without parameters.

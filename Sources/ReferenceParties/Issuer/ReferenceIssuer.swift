@@ -29,6 +29,7 @@ import WalletRuntime
 public actor ReferenceIssuer {
     let clock: any WalletClock
     let random: any RandomSource
+    let logger: any Logger
     var configuration: ReferenceIssuerConfiguration
     var endpoints: IssuerEndpoints
     let pki: IssuerTestPKI
@@ -51,14 +52,18 @@ public actor ReferenceIssuer {
     var offers: [String: OfferRecord] = [:]
     var record = IssuerInspection()
 
-    /// An issuer with `configuration`, its own fresh PKI, reading time from `clock` and
-    /// drawing codes, tokens, nonces and salts from `random`.
+    /// An issuer with `configuration`, its own fresh PKI, reading time from `clock`,
+    /// drawing codes, tokens, nonces and salts from `random`, and logging each exchange
+    /// (method, path, status, and the error of a refusal; never tokens, codes or bodies)
+    /// to `logger`.
     public init(configuration: ReferenceIssuerConfiguration = ReferenceIssuerConfiguration(),
-                clock: any WalletClock = SystemClock(), random: any RandomSource = SystemRandom()) throws(ReferenceIssuerError) {
+                clock: any WalletClock = SystemClock(), random: any RandomSource = SystemRandom(),
+                logger: any Logger = SilentLogger()) throws(ReferenceIssuerError) {
         try configuration.validate()
         self.configuration = configuration
         self.clock = clock
         self.random = random
+        self.logger = logger
         self.endpoints = IssuerEndpoints(origin: configuration.origin, issuerPath: configuration.issuerPath,
                                          authorizationServerPath: configuration.authorizationServerPath)
         let pki = try IssuerTestPKI.generate(now: clock.now, name: "Reference Issuer")
@@ -206,9 +211,12 @@ public actor ReferenceIssuer {
         let response: HTTPResponse
         do {
             response = try await route(request, path: path)
+            logger.info("\(request.method.rawValue) \(path) \(response.status)", module: "ReferenceIssuer")
         } catch {
             record.refusals.append(IssuerInspection.Refusal(path: path, status: error.status, error: error.error,
                                                             description: error.description))
+            logger.warning("\(request.method.rawValue) \(path) \(error.status) \(error.error): \(error.description ?? "")",
+                           module: "ReferenceIssuer")
             response = error.response
         }
         record.exchanges.append(IssuerInspection.Exchange(method: request.method.rawValue, path: path, status: response.status))
@@ -256,6 +264,9 @@ public actor ReferenceIssuer {
         case endpoints.notificationPath where configuration.notificationEndpoint:
             try expect(.post)
             return try notification(request)
+        case endpoints.offerFactoryPath where configuration.offerFactory:
+            try expect(.post)
+            return try offerFactory(request)
         default:
             if path.hasPrefix(endpoints.offerPathPrefix), let offer = offers[String(path.dropFirst(endpoints.offerPathPrefix.count))] {
                 try expect(.get)
@@ -263,6 +274,40 @@ public actor ReferenceIssuer {
             }
             throw EndpointRefusal(status: 404, error: "not_found", description: "no endpoint at this path")
         }
+    }
+
+    /// `POST <issuer>/offers` with `{"credential_configuration_ids": [...], "grant":
+    /// "pre-authorized_code" | "authorization_code", "tx_code": "..."}` (grant defaults to
+    /// pre-authorized; a `tx_code` requires one): a new offer and every way to hand it over.
+    private func offerFactory(_ request: HTTPRequest) throws(EndpointRefusal) -> HTTPResponse {
+        guard IssuerHTTP.mediaType(of: request) == "application/json",
+              let body = try? JSONValue.parseObject(request.body ?? []),
+              let ids = body["credential_configuration_ids"]?.stringArrayValue else {
+            throw .invalidRequest("expected a JSON object with credential_configuration_ids")
+        }
+        let grant = body["grant"]?.stringValue ?? "pre-authorized_code"
+        let txCode = body["tx_code"]?.stringValue
+        let offerRequest: CredentialOfferRequest
+        switch grant {
+        case "pre-authorized_code":
+            offerRequest = .preAuthorized(ids, txCode: txCode.map { CredentialOfferRequest.TxCode(value: $0) })
+        case "authorization_code":
+            offerRequest = .authorizationCode(ids)
+        default:
+            throw .invalidRequest("grant is pre-authorized_code or authorization_code")
+        }
+        let offer: IssuedCredentialOffer
+        do { offer = try createOffer(offerRequest) } catch {
+            throw .invalidRequest("no offer for these configurations")
+        }
+        var answer: JSONObject = [
+            "credential_offer": .object(offer.offer), "credential_offer_uri": .string(offer.offerURL),
+            "offer_by_value": .string(offer.byValue), "offer_by_reference": .string(offer.byReference),
+        ]
+        if let code = offer.preAuthorizedCode { answer["pre-authorized_code"] = .string(code) }
+        if let code = offer.txCode { answer["tx_code"] = .string(code) }
+        if let state = offer.issuerState { answer["issuer_state"] = .string(state) }
+        return IssuerHTTP.json(.object(answer), status: 201)
     }
 
     // MARK: Helpers shared by the endpoints
@@ -276,9 +321,10 @@ public actor ReferenceIssuer {
         }
     }
 
-    /// Drops expired entries from a map of expiry times once it has grown.
+    /// Drops expired entries from a map of expiry times at every 256th entry, so the
+    /// sweep costs O(1) per insertion on average.
     func purge(_ map: inout [String: Date]) {
-        guard map.count > 256 else { return }
+        guard map.count >= 256, map.count % 256 == 0 else { return }
         let now = clock.now
         map = map.filter { $0.value > now }
     }

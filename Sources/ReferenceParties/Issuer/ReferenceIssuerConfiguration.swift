@@ -69,6 +69,9 @@ public struct ReferenceIssuerConfiguration: Sendable {
     public var maxTxCodeAttempts: Int
     /// Lifetimes and clock tolerances.
     public var lifetimes: IssuerLifetimes
+    /// Whether `POST <issuer>/offers` makes new offers on request (a test aid outside
+    /// OpenID4VCI, for tools that drive a running issuer; see ``ReferenceIssuer/createOffer(_:)``).
+    public var offerFactory: Bool
     /// Decides each authorization request; the default approves everything.
     public var approval: AuthorizationApproval
     /// Deliberate faults for client tests.
@@ -100,6 +103,7 @@ public struct ReferenceIssuerConfiguration: Sendable {
         requireProofIssuer: Bool = true,
         maxTxCodeAttempts: Int = 3,
         lifetimes: IssuerLifetimes = IssuerLifetimes(),
+        offerFactory: Bool = false,
         approval: AuthorizationApproval = .approveAll,
         behaviour: IssuerBehaviour = IssuerBehaviour()
     ) {
@@ -127,6 +131,7 @@ public struct ReferenceIssuerConfiguration: Sendable {
         self.requireProofIssuer = requireProofIssuer
         self.maxTxCodeAttempts = maxTxCodeAttempts
         self.lifetimes = lifetimes
+        self.offerFactory = offerFactory
         self.approval = approval
         self.behaviour = behaviour
     }
