@@ -36,8 +36,8 @@ struct IssuerOfferTests {
         #expect(offer.byValue.hasPrefix("openid-credential-offer://?credential_offer="))
         let query = try #require(URLComponents(string: offer.byValue)?.percentEncodedQuery)
         let pairs = try FormURLEncoding.decode(query)
-        #expect(pairs.count == 1 && pairs[0].0 == "credential_offer")
-        #expect(try JSONValue.parseObject(pairs[0].1) == offer.offer)
+        #expect(pairs.fields.map(\.name) == ["credential_offer"])
+        #expect(try JSONValue.parseObject(try #require(pairs["credential_offer"])) == offer.offer)
         #expect(offer.byValue(endpoint: "https://wallet.example/offer?x=1").hasPrefix("https://wallet.example/offer?x=1&credential_offer="))
     }
 
@@ -47,7 +47,7 @@ struct IssuerOfferTests {
         let offer = try await harness.issuer.createOffer(.authorizationCode([IssuerCredentialConfiguration.pidId]))
         let query = try #require(URLComponents(string: offer.byReference)?.percentEncodedQuery)
         let pairs = try FormURLEncoding.decode(query)
-        #expect(pairs.map(\.0) == ["credential_offer_uri"] && pairs[0].1 == offer.offerURL)
+        #expect(pairs.fields.map(\.name) == ["credential_offer_uri"] && pairs["credential_offer_uri"] == offer.offerURL)
         let response = try await harness.get(offer.offerURL)
         #expect(response.status == 200)
         #expect(response.headers["Content-Type"] == "application/json")

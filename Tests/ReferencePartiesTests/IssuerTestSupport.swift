@@ -244,19 +244,6 @@ func redirectParameters(_ response: HTTPResponse) throws -> [String: String] {
     guard let location = response.headers["Location"], let query = URLComponents(string: location)?.percentEncodedQuery else {
         throw HarnessFailure("no redirect")
     }
-    return Dictionary(try FormURLEncoding.decode(query), uniquingKeysWith: { first, _ in first })
+    return Dictionary(try FormURLEncoding.decode(query).fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
 }
 
-/// A value shared with `@Sendable` closures in tests.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<T>(_ body: (inout Value) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}

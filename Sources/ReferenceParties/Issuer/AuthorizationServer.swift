@@ -47,7 +47,7 @@ extension ReferenceIssuer {
 
     /// Validates the parameters of an authorization request (RFC 6749 §4.1.1, RFC 7636
     /// §4.3, OpenID4VCI 1.0 §5.1).
-    func authorizationParameters(_ parameters: OAuthParameters, dpopKeyThumbprint: String?)
+    func authorizationParameters(_ parameters: FormParameters, dpopKeyThumbprint: String?)
         throws(EndpointRefusal) -> AuthorizationParameters {
         let clientId = try parameters.required("client_id")
         let redirectURI = try parameters.required("redirect_uri")
@@ -192,7 +192,7 @@ extension ReferenceIssuer {
         if let state = behaviour.redirectState ?? authorization.state { response.append(("state", state)) }
         if !behaviour.omitRedirectIssuer { response.append(("iss", behaviour.redirectIssuer ?? authorizationServer)) }
         let separator = authorization.redirectURI.contains("?") ? "&" : "?"
-        return IssuerHTTP.redirect(authorization.redirectURI + separator + FormURLEncoding.encode(response))
+        return try IssuerHTTP.redirect(authorization.redirectURI + separator + FormURLEncoding.encode(response))
     }
 
     // MARK: Token endpoint
@@ -222,7 +222,7 @@ extension ReferenceIssuer {
         }
     }
 
-    private func authorizationCodeGrant(_ parameters: OAuthParameters, details: String?, proof: VerifiedDPoPProof?)
+    private func authorizationCodeGrant(_ parameters: FormParameters, details: String?, proof: VerifiedDPoPProof?)
         throws(EndpointRefusal) -> HTTPResponse {
         let code = try parameters.required("code")
         let clientId = try parameters.required("client_id")
@@ -258,7 +258,7 @@ extension ReferenceIssuer {
         return try issueTokens(context: context, grantId: stored.grantId, proof: proof)
     }
 
-    private func preAuthorizedCodeGrant(_ parameters: OAuthParameters, details: String?, proof: VerifiedDPoPProof?)
+    private func preAuthorizedCodeGrant(_ parameters: FormParameters, details: String?, proof: VerifiedDPoPProof?)
         throws(EndpointRefusal) -> HTTPResponse {
         let code = try parameters.required("pre-authorized_code")
         let clientId = try parameters.optional("client_id")
@@ -293,7 +293,7 @@ extension ReferenceIssuer {
         return try issueTokens(context: context, grantId: stored.grantId, proof: proof)
     }
 
-    private func refreshTokenGrant(_ parameters: OAuthParameters, proof: VerifiedDPoPProof?) throws(EndpointRefusal) -> HTTPResponse {
+    private func refreshTokenGrant(_ parameters: FormParameters, proof: VerifiedDPoPProof?) throws(EndpointRefusal) -> HTTPResponse {
         let token = try parameters.required("refresh_token")
         let clientId = try parameters.optional("client_id")
         guard var stored = refreshTokens[token] else { throw .badRequest("invalid_grant", "unknown refresh token") }

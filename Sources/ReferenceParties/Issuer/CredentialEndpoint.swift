@@ -74,7 +74,7 @@ extension ReferenceIssuer {
     /// a compact JWE (`application/jwt`) to one of `credential_request_encryption.jwks`.
     private func protectedRequestBody(_ request: HTTPRequest) throws(EndpointRefusal) -> (body: JSONObject, encrypted: Bool) {
         let bytes = request.body ?? []
-        switch IssuerHTTP.mediaType(of: request) {
+        switch request.mediaType {
         case "application/json":
             if configuration.requestEncryption?.required == true {
                 throw .badRequest("invalid_encryption_parameters", "credential requests must be encrypted")
@@ -323,7 +323,7 @@ extension ReferenceIssuer {
 
     func notification(_ request: HTTPRequest) throws(EndpointRefusal) -> HTTPResponse {
         let (_, token) = try authorizeResource(request, path: endpoints.notificationPath)
-        guard IssuerHTTP.mediaType(of: request) == "application/json" else {
+        guard request.mediaType == "application/json" else {
             throw .badRequest("invalid_notification_request", "expected Content-Type application/json")
         }
         let body: JSONObject

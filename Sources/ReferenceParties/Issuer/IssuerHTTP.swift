@@ -63,86 +63,66 @@ struct EndpointRefusal: Error, Sendable {
     }
 }
 
-/// Building answers and reading requests.
+/// Building answers and reading requests, on the shared helpers of `HTTPRequest` and
+/// `HTTPResponse`: their refusals (HTTPHandlerError answers) become `EndpointRefusal`s so
+/// that they are recorded like every other refusal.
 enum IssuerHTTP {
     /// A JSON answer that must not be cached.
     static func json(_ value: JSONValue, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        var fields = HTTPHeaders([(name: "Content-Type", value: "application/json"), (name: "Cache-Control", value: "no-store")])
-        for field in headers { fields[field.name] = field.value }
-        return HTTPResponse(status: status, headers: fields, body: value.serializedBytes)
+        .json(value, status: status, headers: noStore(headers))
     }
 
-    /// A compact JWT/JWE answer.
+    /// A compact JWT/JWE answer (`application/jwt`) that must not be cached.
     static func jwt(_ compact: String, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
-        var fields = HTTPHeaders([(name: "Content-Type", value: "application/jwt"), (name: "Cache-Control", value: "no-store")])
+        .jwt(compact, status: status, headers: noStore(headers))
+    }
+
+    /// A 302 to `location`, or a 400 when the location is not a URL.
+    static func redirect(_ location: String) throws(EndpointRefusal) -> HTTPResponse {
+        guard let url = URL(string: location) else { throw .invalidRequest("redirect_uri does not make a URL") }
+        return .redirect(to: url, headers: ["Cache-Control": "no-store"])
+    }
+
+    private static func noStore(_ headers: HTTPHeaders) -> HTTPHeaders {
+        var fields = HTTPHeaders([(name: "Cache-Control", value: "no-store")])
         for field in headers { fields[field.name] = field.value }
-        return HTTPResponse(status: status, headers: fields, body: Array(compact.utf8))
+        return fields
     }
 
-    /// A 302 to `location`.
-    static func redirect(_ location: String) -> HTTPResponse {
-        HTTPResponse(status: 302, headers: HTTPHeaders([(name: "Location", value: location), (name: "Cache-Control", value: "no-store")]))
-    }
-
-    /// The media type of `Content-Type`, lower-cased, without parameters.
-    static func mediaType(of request: HTTPRequest) -> String? {
-        guard let value = request.headers["Content-Type"] else { return nil }
-        let type = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        let trimmed = type.trimmingCharacters(in: .whitespaces).lowercased()
-        return trimmed.isEmpty ? nil : trimmed
-    }
-
-    /// The form body (`application/x-www-form-urlencoded`, strict decoding) as OAuth
-    /// parameters.
-    static func formParameters(of request: HTTPRequest) throws(EndpointRefusal) -> OAuthParameters {
-        guard mediaType(of: request) == "application/x-www-form-urlencoded" else {
-            throw .invalidRequest("expected Content-Type application/x-www-form-urlencoded")
-        }
-        guard let text = UTF8Validation.string(request.body ?? []) else { throw .invalidRequest("the form body is not UTF-8") }
-        do {
-            return OAuthParameters(try FormURLEncoding.decode(text))
-        } catch {
-            throw .invalidRequest("malformed form body")
-        }
+    /// The form body (`application/x-www-form-urlencoded`, strict decoding).
+    static func formParameters(of request: HTTPRequest) throws(EndpointRefusal) -> FormParameters {
+        do { return try request.formParameters() } catch { throw EndpointRefusal(error) }
     }
 
     /// The query parameters.
-    static func queryParameters(of request: HTTPRequest) throws(EndpointRefusal) -> OAuthParameters {
-        guard let query = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedQuery else {
-            return OAuthParameters([])
-        }
-        do {
-            return OAuthParameters(try FormURLEncoding.decode(query))
-        } catch {
-            throw .invalidRequest("malformed query")
-        }
-    }
-
-    /// The path of the request URL (percent-decoded; `/` for none).
-    static func path(of request: HTTPRequest) -> String {
-        let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.path ?? ""
-        return path.isEmpty ? "/" : path
+    static func queryParameters(of request: HTTPRequest) throws(EndpointRefusal) -> FormParameters {
+        do { return try request.queryParameters() } catch { throw EndpointRefusal(error) }
     }
 }
 
-/// Request parameters read by OAuth's rules (RFC 6749 §3.1): empty means absent, and
-/// no parameter may be repeated.
-struct OAuthParameters: Sendable {
-    let pairs: [(String, String)]
+extension EndpointRefusal {
+    /// The refusal a shared request helper answered with (its JSON `error` and
+    /// `error_description` when it has them).
+    init(_ error: HTTPHandlerError) {
+        switch error {
+        case .response(let response):
+            let body = try? JSONValue.parseObject(response.body)
+            self.init(status: response.status, error: body?["error"]?.stringValue ?? "invalid_request",
+                      description: body?["error_description"]?.stringValue)
+        case .dropConnection:
+            self.init(status: 400, error: "invalid_request", description: nil)
+        }
+    }
+}
 
-    init(_ pairs: [(String, String)]) { self.pairs = pairs }
-
+/// OAuth's parameter rules (RFC 6749 §3.1) from the shared `FormParameters` helpers,
+/// with the issuer's refusal type.
+extension FormParameters {
     func optional(_ name: String) throws(EndpointRefusal) -> String? {
-        let values = pairs.filter { $0.0 == name }.map(\.1)
-        guard values.count <= 1 else { throw .invalidRequest("parameter \(name) is repeated") }
-        guard let value = values.first, !value.isEmpty else { return nil }
-        return value
+        do { return try optionalValue(name) } catch { throw EndpointRefusal(error) }
     }
 
     func required(_ name: String) throws(EndpointRefusal) -> String {
-        guard let value = try optional(name) else { throw .invalidRequest("missing parameter \(name)") }
-        return value
+        do { return try requiredValue(name) } catch { throw EndpointRefusal(error) }
     }
-
-    var names: [String] { pairs.map(\.0) }
 }

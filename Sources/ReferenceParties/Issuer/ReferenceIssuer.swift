@@ -207,7 +207,7 @@ public actor ReferenceIssuer {
     /// Answers one request: the issuer's whole HTTP surface. Never throws; a refused
     /// request gets its error answer and a ``IssuerInspection/Refusal`` record.
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
-        let path = IssuerHTTP.path(of: request)
+        let path = request.path
         let response: HTTPResponse
         do {
             response = try await route(request, path: path)
@@ -280,7 +280,7 @@ public actor ReferenceIssuer {
     /// "pre-authorized_code" | "authorization_code", "tx_code": "..."}` (grant defaults to
     /// pre-authorized; a `tx_code` requires one): a new offer and every way to hand it over.
     private func offerFactory(_ request: HTTPRequest) throws(EndpointRefusal) -> HTTPResponse {
-        guard IssuerHTTP.mediaType(of: request) == "application/json",
+        guard request.mediaType == "application/json",
               let body = try? JSONValue.parseObject(request.body ?? []),
               let ids = body["credential_configuration_ids"]?.stringArrayValue else {
             throw .invalidRequest("expected a JSON object with credential_configuration_ids")
@@ -329,3 +329,8 @@ public actor ReferenceIssuer {
         map = map.filter { $0.value > now }
     }
 }
+
+/// The issuer is a handler: serve it with `LoopbackHTTPServer`, call it through
+/// `InProcessHTTPClient`, or wrap it in a `FaultInjector`. It never drops a connection;
+/// every request gets an answer.
+extension ReferenceIssuer: HTTPHandler {}
