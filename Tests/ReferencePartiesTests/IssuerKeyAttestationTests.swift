@@ -118,4 +118,20 @@ struct IssuerKeyAttestationTests {
         let proof = try await holder.proof(audience: audience, nonce: nonce, at: now, keyAttestation: attestation)
         #expect(try await send(harness, ["jwt": [.string(proof)]]).status == 200)
     }
+
+    @Test("an attestation of more keys than batch_size is invalid_credential_request")
+    func attestedKeysOverBatchSize() async throws {
+        let provider = try TestWalletProvider()
+        let harness = try await IssuerHarness.make {
+            $0.credentialConfigurations = [.pid(keyAttestation: .init())]
+            $0.keyAttestationTrustAnchors = [provider.root]
+            $0.batchSize = 2
+        }
+        let holders = try (0..<3).map { _ in try HolderKey() }
+        let nonce = try await harness.cNonce()
+        let attestation = try await provider.attest(holders.map(\.jwk), nonce: nonce, at: harness.clock.now)
+        let proof = try await holders[0].proof(audience: harness.credentialIssuer, nonce: nonce, at: harness.clock.now,
+                                               keyAttestation: attestation)
+        #expect(oauthError(try await send(harness, ["jwt": [.string(proof)]])) == "invalid_credential_request")
+    }
 }

@@ -189,7 +189,8 @@ extension ReferenceIssuer {
             let check = KeyProofCheck(
                 credentialIssuer: credentialIssuer, configuration: credential, clientId: token.context.clientId,
                 requireIssuer: configuration.requireProofIssuer, requireNonce: configuration.nonceEndpoint,
-                validNonces: validCNonces, attestationAnchors: configuration.keyAttestationTrustAnchors, now: clock.now,
+                validNonces: validCNonces, attestationAnchors: configuration.keyAttestationTrustAnchors,
+                maxKeys: configuration.batchSize ?? 1, now: clock.now,
                 maxAge: configuration.lifetimes.proofMaxAge, clockSkew: configuration.lifetimes.clockSkew)
             do { proofs = try check.verify(member) } catch { failure = error }
         } else {
@@ -202,10 +203,6 @@ extension ReferenceIssuer {
             responseEncryption: encryption?.contentEncryption.rawValue, proofs: proofs.records,
             dpopKeyThumbprint: token.dpopKeyThumbprint))
         if let failure { throw failure.refusal }
-        let limit = configuration.batchSize ?? 1
-        guard proofs.keys.count <= limit else {
-            throw .badRequest("invalid_credential_request", "\(proofs.keys.count) keys, more than the batch size \(limit)")
-        }
         // A c_nonce answers one request.
         for nonce in proofs.nonces { cNonces[nonce] = nil }
         var keys = proofs.keys

@@ -8,11 +8,15 @@ import WalletEncoding
 enum KeyProofProblem: Error, Sendable {
     case invalidProof(String)
     case invalidNonce(String)
+    /// More keys than the batch size allows: the request itself is wrong.
+    case tooManyKeys(Int, limit: Int)
 
     var refusal: EndpointRefusal {
         switch self {
         case .invalidProof(let reason): .badRequest("invalid_proof", reason)
         case .invalidNonce(let reason): .badRequest("invalid_nonce", reason)
+        case .tooManyKeys(let count, let limit):
+            .badRequest("invalid_credential_request", "\(count) keys, more than the batch size \(limit)")
         }
     }
 }
@@ -43,6 +47,8 @@ struct KeyProofCheck: Sendable {
     /// The `c_nonce` values currently valid.
     let validNonces: Set<String>
     let attestationAnchors: [X509Certificate]
+    /// The most keys one request may bind (`batch_size`, or 1).
+    let maxKeys: Int
     let now: Date
     let maxAge: TimeInterval
     let clockSkew: TimeInterval
@@ -54,6 +60,9 @@ struct KeyProofCheck: Sendable {
             throw .invalidProof("proofs must hold exactly one proof type")
         }
         guard let entries = value.arrayValue, !entries.isEmpty else { throw .invalidProof("proofs.\(type) is not a non-empty array") }
+        // Every jwt proof is signed by its own key, so more proofs than keys allowed can be
+        // refused before any signature is checked.
+        guard entries.count <= maxKeys else { throw .tooManyKeys(entries.count, limit: maxKeys) }
         var result = VerifiedKeyProofs()
         var signingKeys: Set<String> = []
         switch type {
@@ -85,6 +94,7 @@ struct KeyProofCheck: Sendable {
         // Each key binds at most one credential: keys attested twice count once.
         var seen: Set<String> = []
         result.keys = result.keys.filter { seen.insert($0.thumbprint).inserted }
+        guard result.keys.count <= maxKeys else { throw .tooManyKeys(result.keys.count, limit: maxKeys) }
         return result
     }
 

@@ -79,7 +79,7 @@ public struct ReferenceIssuerConfiguration: Sendable {
 
     /// A configuration; every parameter has the default described on the type.
     public init(
-        origin: URL = URL(string: "https://issuer.example")!,   // a literal that parses
+        origin: URL = ReferenceIssuerConfiguration.defaultOrigin,
         issuerPath: String = "",
         authorizationServerPath: String? = nil,
         authorizationServerMetadata: AuthorizationServerMetadataLocation = .oauth,
@@ -135,6 +135,9 @@ public struct ReferenceIssuerConfiguration: Sendable {
         self.approval = approval
         self.behaviour = behaviour
     }
+
+    /// `https://issuer.example`, the origin of an issuer that is only reached in-process.
+    public static let defaultOrigin: URL = URL(string: "https://issuer.example") ?? URL(fileURLWithPath: "/")
 
     /// The configuration with `id`.
     public func credentialConfiguration(_ id: String) -> IssuerCredentialConfiguration? {
