@@ -68,11 +68,11 @@ let package = Package(
         .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite", "WalletEncoding"], exclude: ["Fixtures"]),
         .testTarget(name: "OpenID4VCITests", dependencies: ["OpenID4VCI", "JOSE", "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
-        .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "JOSE", "SDJWT", "Mdoc", "COSE", "CBOR",
-                                                                 "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "ReferenceParties", "WalletCrypto",
                                                         "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "JOSE", "SDJWT", "Mdoc", "COSE", "CBOR", "WalletCrypto",
+                                                                 "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]
