@@ -35,6 +35,7 @@ struct WalletCommand {
       credentials show <id>      one credential with its claims
       credentials delete <id>    delete it (and tell the issuer)
           these take --store DIR (or WALLET_STORE), --allow-http (loopback only), --json
+    \(ServeIssuerCommand.usage)
       interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
@@ -72,6 +73,7 @@ struct WalletCommand {
         case "resume": return try await IssueCommand.resume(rest)
         case "reissue": return try await IssueCommand.reissue(rest)
         case "credentials": return try await CredentialsCommand.run(rest)
+        case "serve": return try await ServeCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")
         }
