@@ -260,22 +260,27 @@ public final class Openid4VciClient: Sendable {
               let object = try? JSONValue.parseObject(response.body),
               let endpointText = object["notification_endpoint"]?.stringValue,
               let endpoint = policy.url(endpointText) else { return }
-        var request = HTTPRequest(
-            method: .post, url: endpoint, headers: ["Content-Type": "application/json"],
-            body: JSONValue.object(["notification_id": .string(notificationId), "event": "credential_deleted"]).serializedBytes,
-            timeout: environment.config.requestTimeout)
-        if context.isDPoPBound, let alias = context.dpopKeyAlias {
-            guard let signer = try? await storage.secureArea.signer(for: alias, unlock: nil),
-                  let jti = try? environment.randomToken(16) else { return }
-            let claims = DPoPProof.claims(method: "POST", url: endpoint, issuedAt: environment.clock.now, jwtID: jti,
-                                          nonce: nil, accessToken: accessToken)
-            guard let proof = try? await DPoPProof.sign(claims: claims, signer: signer) else { return }
-            request.headers["Authorization"] = "DPoP \(accessToken)"
-            request.headers["DPoP"] = proof
-        } else {
-            request.headers["Authorization"] = "Bearer \(accessToken)"
+        let body = JSONValue.object(["notification_id": .string(notificationId), "event": "credential_deleted"]).serializedBytes
+        var nonce: String?
+        // One retry when the server answers with a DPoP nonce to use (RFC 9449 §9).
+        for _ in 0..<2 {
+            var request = HTTPRequest(method: .post, url: endpoint, headers: ["Content-Type": "application/json"], body: body,
+                                      timeout: environment.config.requestTimeout)
+            if context.isDPoPBound, let alias = context.dpopKeyAlias {
+                guard let signer = try? await storage.secureArea.signer(for: alias, unlock: nil),
+                      let jti = try? environment.randomToken(16) else { return }
+                let claims = DPoPProof.claims(method: "POST", url: endpoint, issuedAt: environment.clock.now, jwtID: jti,
+                                              nonce: nonce, accessToken: accessToken)
+                guard let proof = try? await DPoPProof.sign(claims: claims, signer: signer) else { return }
+                request.headers["Authorization"] = "DPoP \(accessToken)"
+                request.headers["DPoP"] = proof
+            } else {
+                request.headers["Authorization"] = "Bearer \(accessToken)"
+            }
+            guard let response = try? await environment.http.send(request) else { return }
+            guard response.status == 401, nonce == nil, let fresh = response.dpopNonce, context.isDPoPBound else { return }
+            nonce = fresh
         }
-        _ = try? await environment.http.send(request)
     }
 }
 

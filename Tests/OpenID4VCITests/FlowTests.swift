@@ -215,7 +215,7 @@ struct FlowTests {
     @Test("the issuance context round-trips, and a foreign blob is not read as one")
     func context() {
         let context = IssuanceContext(configurationId: "c", authorizationServer: "https://as", accessToken: "at", isDPoPBound: true,
-                                      dpopKeyAlias: "d", notificationId: "n", pendingKeyAliases: ["a", "b"],
+                                      isAnonymous: true, dpopKeyAlias: "d", notificationId: "n", pendingKeyAliases: ["a", "b"],
                                       pendingTransactionId: "t", pendingRetryAfter: Date(timeIntervalSince1970: 100))
         #expect(IssuanceContext(encoded: context.encoded) == context)
         #expect(IssuanceContext(encoded: Array("not json".utf8)) == nil)

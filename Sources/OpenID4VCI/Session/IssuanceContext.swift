@@ -18,6 +18,9 @@ struct IssuanceContext: Sendable, Equatable {
     var accessToken: String?
     /// Whether the access token is DPoP-bound (`token_type` DPoP).
     var isDPoPBound: Bool
+    /// Whether the tokens were obtained without a `client_id` (anonymous pre-authorized
+    /// access): a refresh then sends none either (RFC 6749 §6).
+    var isAnonymous: Bool
     /// The secure-area alias of the DPoP key the tokens are bound to.
     var dpopKeyAlias: String?
     /// The `notification_id` of the latest issuance.
@@ -30,12 +33,14 @@ struct IssuanceContext: Sendable, Equatable {
     var pendingRetryAfter: Date?
 
     init(configurationId: String, authorizationServer: String? = nil, accessToken: String? = nil, isDPoPBound: Bool = false,
+         isAnonymous: Bool = false,
          dpopKeyAlias: String? = nil, notificationId: String? = nil, pendingKeyAliases: [String] = [],
          pendingTransactionId: String? = nil, pendingRetryAfter: Date? = nil) {
         self.configurationId = configurationId
         self.authorizationServer = authorizationServer
         self.accessToken = accessToken
         self.isDPoPBound = isDPoPBound
+        self.isAnonymous = isAnonymous
         self.dpopKeyAlias = dpopKeyAlias
         self.notificationId = notificationId
         self.pendingKeyAliases = pendingKeyAliases
@@ -46,7 +51,7 @@ struct IssuanceContext: Sendable, Equatable {
     /// The serialized form (JSON).
     var encoded: [UInt8] {
         var members: JSONObject = ["v": .integer(Self.version), "configuration_id": .string(configurationId),
-                                   "dpop_bound": .bool(isDPoPBound)]
+                                   "dpop_bound": .bool(isDPoPBound), "anonymous": .bool(isAnonymous)]
         members["authorization_server"] = authorizationServer.map(JSONValue.string)
         members["access_token"] = accessToken.map(JSONValue.string)
         members["dpop_key_alias"] = dpopKeyAlias.map(JSONValue.string)
@@ -65,6 +70,7 @@ struct IssuanceContext: Sendable, Equatable {
         authorizationServer = object["authorization_server"]?.stringValue
         accessToken = object["access_token"]?.stringValue
         isDPoPBound = object["dpop_bound"]?.boolValue ?? false
+        isAnonymous = object["anonymous"]?.boolValue ?? false
         dpopKeyAlias = object["dpop_key_alias"]?.stringValue
         notificationId = object["notification_id"]?.stringValue
         pendingKeyAliases = object["pending_key_aliases"]?.stringArrayValue ?? []

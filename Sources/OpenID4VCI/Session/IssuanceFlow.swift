@@ -469,12 +469,14 @@ struct IssuanceFlow: Sendable {
                 return [publish(.txCodeRequired(grant.txCode))]
             }
             return requestToken(form: preAuthorizedForm(txCode: txCode))
-        case .reissue(let stored, _):
+        case .reissue(let stored, let context):
             guard let refresh = stored.refreshToken else {
                 throw .authorizationFailed(oauthError: nil, reason: .refreshTokenUnavailable)
             }
-            return requestToken(form: [("grant_type", "refresh_token"), ("refresh_token", refresh),
-                                       ("client_id", settings.clientId)])
+            // The refresh identifies the client as the original grant did (RFC 6749 §6).
+            var form = [("grant_type", "refresh_token"), ("refresh_token", refresh)]
+            if !context.isAnonymous { form.append(("client_id", settings.clientId)) }
+            return requestToken(form: form)
         case .offer, .issuer:
             return try startAuthorization()
         case .deferred:
@@ -490,9 +492,14 @@ struct IssuanceFlow: Sendable {
         return form
     }
 
+    /// Whether the tokens come from anonymous access: a pre-authorized code redeemed
+    /// without `client_id` (then the proofs carry no `iss`), or a renewal of such a grant.
     private var isAnonymousPreAuthorized: Bool {
-        if case .offer(let offer, _, _) = mode, offer.preAuthorizedCode != nil { return true }
-        return false
+        switch mode {
+        case .offer(let offer, _, _): offer.preAuthorizedCode != nil
+        case .reissue(_, let context), .deferred(_, let context): context.isAnonymous
+        case .issuer: false
+        }
     }
 
     private mutating func startAuthorization() throws(IssuanceError) -> [Effect] {
@@ -1017,7 +1024,8 @@ struct IssuanceFlow: Sendable {
         for outcome in outcomes {
             let context = IssuanceContext(
                 configurationId: configuration.id, authorizationServer: serverIdentifier.isEmpty ? nil : serverIdentifier,
-                accessToken: accessToken, isDPoPBound: tokenIsDPoPBound, dpopKeyAlias: storedDPoPAlias,
+                accessToken: accessToken, isDPoPBound: tokenIsDPoPBound, isAnonymous: isAnonymousPreAuthorized,
+                dpopKeyAlias: storedDPoPAlias,
                 notificationId: outcome.notificationId, pendingKeyAliases: outcome.pendingKeyAliases,
                 pendingTransactionId: outcome.pendingRenewal?.transactionId, pendingRetryAfter: outcome.pendingRenewal?.retryAfter)
             credentials.append(StoredCredential(
