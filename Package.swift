@@ -54,7 +54,7 @@ let package = Package(
         .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
                                                          "OpenID4VCI", "ReferenceParties", "WalletCrypto", "WalletRuntime"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
-                                                               "WalletCrypto", "WalletRuntime"],
+                                                               "OpenID4VCI", "ReferenceParties", "WalletCrypto", "WalletRuntime"],
                           path: "Benchmarks/wallet-bench"),
 
         .testTarget(name: "WalletEncodingTests", dependencies: ["WalletEncoding"]),
