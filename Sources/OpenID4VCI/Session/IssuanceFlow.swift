@@ -190,6 +190,7 @@ struct IssuanceFlow: Sendable {
     private var current = 0
     private var outcomes: [Outcome] = []
     private var issuerKeys: [String: Result<[JWK], MetadataProblem>] = [:]
+    private var validatedChains: [String: JWK] = [:]
     private var notifications: [String] = []
     private var failure: IssuanceError?
     private var keptKeys: Set<String> = []
@@ -914,7 +915,7 @@ struct IssuanceFlow: Sendable {
         for credential in targets[current].received {
             let lookup = credential.issuerNeedingMetadata(anchors: settings.trustAnchors).flatMap { issuerKeys[$0] }
             let holderKey: PublicKey
-            do { holderKey = try verifier.verify(credential, issuerKeys: lookup) } catch {
+            do { holderKey = try verifier.verify(credential, issuerKeys: lookup, validatedChains: &validatedChains) } catch {
                 return try refuse(error)
             }
             // The credential must be bound to a key this session proved, each key once.

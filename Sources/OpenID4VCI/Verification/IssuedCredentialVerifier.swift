@@ -59,14 +59,60 @@ struct IssuedCredentialVerifier: Sendable {
     /// - Parameter issuerKeys: for SD-JWT VC without anchors, the keys from the issuer's
     ///   JWT VC Issuer Metadata, or why they could not be had (the `x5c` leaf is then used
     ///   when there is one).
-    func verify(_ credential: ReceivedCredential, issuerKeys: Result<[JWK], MetadataProblem>?) throws(CredentialCheckFailure) -> PublicKey {
+    /// - Parameter validatedChains: issuer keys of `x5c` chains already validated in this
+    ///   session, by chain and `iss`: a batch carries the same chain on every credential,
+    ///   and path validation is the costliest step of a check.
+    func verify(_ credential: ReceivedCredential, issuerKeys: Result<[JWK], MetadataProblem>?,
+                validatedChains: inout [String: JWK]) throws(CredentialCheckFailure) -> PublicKey {
         switch credential {
-        case .sdJWT(let sdJWT, _): try verifySDJWT(sdJWT, issuerKeys: issuerKeys)
-        case .mdoc(let issuerSigned, _): try verifyMdoc(issuerSigned)
+        case .sdJWT(let sdJWT, _): try verifySDJWT(sdJWT, issuerKeys: issuerKeys, validatedChains: &validatedChains)
+        case .mdoc(let issuerSigned, _): try verifyMdoc(issuerSigned, validatedChains: &validatedChains)
         }
     }
 
-    private func verifySDJWT(_ sdJWT: SDJWT, issuerKeys lookup: Result<[JWK], MetadataProblem>?) throws(CredentialCheckFailure) -> PublicKey {
+    /// The document signer's key, after its `x5chain` validated to the anchors under the
+    /// ISO 18013-5 Annex B document-signer policy, valid when it signed the MSO.
+    private func anchoredSignerKey(_ issuerSigned: IssuerSigned, validatedChains: inout [String: JWK]) throws(COSEError) -> PublicKey {
+        let chainDER = issuerSigned.issuerAuth.headers.x5chainDER
+        let signed = issuerSigned.mobileSecurityObject.validityInfo.signed
+        let cacheKey = "mdoc\u{0}" + chainDER.map(Hex.encode).joined(separator: ".") + "\u{0}\(signed.timeIntervalSince1970)"
+        if let known = validatedChains[cacheKey], let key = try? known.publicKey() { return key }
+        let key: PublicKey
+        do {
+            let chain = try X509ChainValidator(anchors: trustAnchors).validate(
+                chainDER: chainDER, at: now, policy: .mdocDocumentSigner + X509TrustPolicy([.leafValid(at: signed)]))
+            key = try chain.leafPublicKey()
+        } catch {
+            throw .untrusted(error)
+        }
+        validatedChains[cacheKey] = JWK(publicKey: key)
+        return key
+    }
+
+    /// The key of the SD-JWT VC's `x5c` leaf, after its chain validated to the anchors under
+    /// the SD-JWT VC issuer policy (a signing certificate whose subjectAltName names `iss`).
+    private func anchoredIssuerKey(_ sdJWT: SDJWT, validatedChains: inout [String: JWK]) throws(CredentialCheckFailure) -> JWK {
+        let header = sdJWT.issuerSignedJWT.header
+        guard let x5c = header["x5c"] else { throw .missingCertificateChain }
+        let issuer = sdJWT.payload.issuer
+        let cacheKey = x5c.serialized + "\u{0}" + (issuer ?? "")
+        if let known = validatedChains[cacheKey] { return known }
+        let certificates: [X509Certificate]
+        do { certificates = try header.certificateChain() ?? [] } catch { throw .sdJWT(.invalidIssuerSignature(error)) }
+        let policy = issuer.map { X509TrustPolicy.sdJWTVCIssuer($0) } ?? .signingCertificate
+        let key: JWK
+        do {
+            let chain = try X509ChainValidator(anchors: trustAnchors).validate(chain: certificates, at: now, policy: policy)
+            key = JWK(publicKey: try chain.leafPublicKey())
+        } catch {
+            throw .sdJWT(.untrustedIssuer(error))
+        }
+        validatedChains[cacheKey] = key
+        return key
+    }
+
+    private func verifySDJWT(_ sdJWT: SDJWT, issuerKeys lookup: Result<[JWK], MetadataProblem>?,
+                             validatedChains: inout [String: JWK]) throws(CredentialCheckFailure) -> PublicKey {
         var issuerKeys: [JWK]?
         var problem = MetadataProblem.missingEndpoint("jwks")
         switch lookup {
@@ -77,8 +123,7 @@ struct IssuedCredentialVerifier: Sendable {
         let header = sdJWT.issuerSignedJWT.header
         var sources: [IssuerKeySource] = []
         if !trustAnchors.isEmpty {
-            guard header["x5c"] != nil else { throw .missingCertificateChain }
-            sources = [.certificateChain(trustAnchors: trustAnchors)]
+            sources = [.jwk(try anchoredIssuerKey(sdJWT, validatedChains: &validatedChains))]
         } else if let issuerKeys, !issuerKeys.isEmpty {
             // A kid selects the key; without one every published key is tried.
             let candidates = header.keyID.map { kid in issuerKeys.filter { $0.keyID == kid } } ?? issuerKeys
@@ -110,7 +155,7 @@ struct IssuedCredentialVerifier: Sendable {
         return key
     }
 
-    private func verifyMdoc(_ issuerSigned: IssuerSigned) throws(CredentialCheckFailure) -> PublicKey {
+    private func verifyMdoc(_ issuerSigned: IssuerSigned, validatedChains: inout [String: JWK]) throws(CredentialCheckFailure) -> PublicKey {
         let issuerAuth = issuerSigned.issuerAuth
         do throws(COSEError) {
             if trustAnchors.isEmpty {
@@ -119,10 +164,7 @@ struct IssuedCredentialVerifier: Sendable {
                 do { key = try PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER) } catch { throw .invalidCertificate }
                 try issuerAuth.verify(publicKey: key)
             } else {
-                // ISO 18013-5 Annex B: a document signer under an IACA, valid when it signed the MSO.
-                let signed = issuerSigned.mobileSecurityObject.validityInfo.signed
-                try issuerAuth.verify(trustAnchors: trustAnchors, at: now,
-                                      policy: .mdocDocumentSigner + X509TrustPolicy([.leafValid(at: signed)]))
+                try issuerAuth.verify(publicKey: try anchoredSignerKey(issuerSigned, validatedChains: &validatedChains))
             }
         } catch {
             if case .untrusted(let failure) = error { throw .mdoc(.untrustedIssuer(failure)) }
