@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "WalletStorage", targets: ["WalletStorage"]),
         .library(name: "MdocProximity", targets: ["MdocProximity"]),
         .library(name: "OpenID4VCI", targets: ["OpenID4VCI"]),
+        .library(name: "ReferenceParties", targets: ["ReferenceParties"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
     ],
@@ -42,6 +43,9 @@ let package = Package(
         .target(name: "WalletStorage", dependencies: ["CSQLite", "COpenSSL", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "OpenID4VCI", dependencies: ["JOSE", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+        // Test peers (issuer, verifier, reader): layers 0-2 only, never the protocol clients they test.
+        .target(name: "ReferenceParties", dependencies: ["CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletCrypto",
+                                                         "WalletEncoding", "WalletRuntime"]),
 
         .executableTarget(name: "wallet", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
                                                          "OpenID4VCI", "WalletCrypto", "WalletRuntime"]),
@@ -59,6 +63,8 @@ let package = Package(
         .testTarget(name: "MdocTests", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite", "WalletEncoding"], exclude: ["Fixtures"]),
         .testTarget(name: "OpenID4VCITests", dependencies: ["OpenID4VCI", "JOSE", "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc",
+                                                                  "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
