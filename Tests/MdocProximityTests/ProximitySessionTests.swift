@@ -19,11 +19,11 @@ struct ProximitySessionTests {
         let fixtures = try await SessionFixtures.make()
         let connector = carrier.connector()
         let manager = MdocEngagementManager(connector: connector)
-        try await manager.createEngagement(.nfc)
+        try await manager.createEngagement(.nfc, config: testConfig)
         let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
         let consent = respond(on: manager, provider: fixtures.provider, choice: .accept)
-        let qr = try await manager.createEngagement(.qr)
-        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca])
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
+        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
         try await reader.engage(qrCodeUri: try #require(qr.qrCodeUri))
         let verified = try await reader.request([SessionFixtures.request()])
         let states = await recorder.value
@@ -56,9 +56,9 @@ struct ProximitySessionTests {
         let connector = carrier.connector()
         let manager = MdocEngagementManager(connector: connector)
         let consent = respond(on: manager, provider: fixtures.provider, choice: .decline)
-        let qr = try await manager.createEngagement(.qr)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
         let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
-        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca])
+        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
         try await reader.engage(qrCodeUri: try #require(qr.qrCodeUri))
         await #expect(throws: ProximityError.sessionTerminated) { try await reader.request([SessionFixtures.request()]) }
         let states = await recorder.value
@@ -80,10 +80,10 @@ struct ProximitySessionTests {
         let fixtures = try await SessionFixtures.make()
         let connector = carrier.connector()
         let manager = MdocEngagementManager(connector: connector)
-        let qr = try await manager.createEngagement(.qr)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
         let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
         let waiting = collect(manager.eventHub.transferEvents) { $0.state == .awaitingConsent }
-        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca])
+        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
         try await reader.engage(qrCodeUri: try #require(qr.qrCodeUri))
         let pending = Task { try await reader.request([SessionFixtures.request()]) }
         _ = await waiting.value
@@ -105,15 +105,15 @@ struct ProximitySessionTests {
     func corrupted(carrier: Carrier) async throws {
         let connector = carrier.connector()
         let manager = MdocEngagementManager(connector: connector)
-        let qr = try await manager.createEngagement(.qr)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
         let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
         let engagement = try DeviceEngagement(uri: try #require(qr.qrCodeUri))
         let endpoint = try #require(engagement.deviceRetrievalMethods.compactMap(TransportEndpoint.init(retrievalMethod:)).first)
-        let transport = try await connector.connect(to: endpoint, timeout: .seconds(5))
+        let transport = try await connector.connect(to: endpoint, timeout: hangGuard)
         let readerKey = try ECPrivateKey.generate(curve: .p256)
         // Ciphertext that cannot authenticate under SKReader.
         try await transport.send(SessionEstablishment(eReaderKey: readerKey.publicKey, data: [UInt8](repeating: 0x42, count: 48)).encodedBytes)
-        let reply = try SessionData(encoded: try await transport.receive(timeout: .seconds(5)))
+        let reply = try SessionData(encoded: try await transport.receive(timeout: hangGuard))
         #expect(reply.status == .sessionEncryptionError)
         #expect(reply.data == nil)
         let states = await recorder.value
@@ -132,12 +132,12 @@ struct ProximitySessionTests {
     func notCBOR() async throws {
         let connector = InMemoryTransport.Exchange()
         let manager = MdocEngagementManager(connector: connector)
-        let qr = try await manager.createEngagement(.qr)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
         let engagement = try DeviceEngagement(uri: try #require(qr.qrCodeUri))
         let endpoint = try #require(engagement.deviceRetrievalMethods.compactMap(TransportEndpoint.init(retrievalMethod:)).first)
-        let transport = try await connector.connect(to: endpoint, timeout: .seconds(5))
+        let transport = try await connector.connect(to: endpoint, timeout: hangGuard)
         try await transport.send([0xff, 0x00])
-        let reply = try SessionData(encoded: try await transport.receive(timeout: .seconds(5)))
+        let reply = try SessionData(encoded: try await transport.receive(timeout: hangGuard))
         #expect(reply.status == .cborDecodingError)
         #expect(manager.eventHub.currentSessionState.terminalOutcome == .error)
         await manager.closeAll()
@@ -148,14 +148,14 @@ struct ProximitySessionTests {
         let fixtures = try await SessionFixtures.make()
         let connector = carrier.connector()
         let manager = MdocEngagementManager(connector: connector)
-        try await manager.createEngagement(.nfc)
-        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca])
+        try await manager.createEngagement(.nfc, config: testConfig)
+        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
         let uri = try await reader.offerReverseEngagement()
         #expect(uri.hasPrefix("mdoc-reader:"))
         let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
         let consent = respond(on: manager, provider: fixtures.provider, choice: .accept)
-        try await manager.createEngagement(.toApp, config: EngagementConfig().with(readerEngagementUri: uri))
-        try await reader.awaitHolder(timeout: .seconds(5))
+        try await manager.createEngagement(.toApp, config: testConfig.with(readerEngagementUri: uri))
+        try await reader.awaitHolder(timeout: hangGuard)
         let verified = try await reader.request([SessionFixtures.request(["document_number"])])
         let states = await recorder.value
         await consent.value
@@ -182,8 +182,8 @@ struct ProximitySessionTests {
         let manager = MdocEngagementManager(connector: connector)
         let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
         let consent = respond(on: manager, provider: fixtures.provider, choice: .decline)
-        let nfc = try await manager.createEngagement(.nfc)
-        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca])
+        let nfc = try await manager.createEngagement(.nfc, config: testConfig)
+        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
         // The reader reads the Handover Select over NFC (served by the platform's NFC service).
         try await reader.engage(nfcHandoverSelect: try #require(nfc.nfcHandoverSelect))
         await #expect(throws: ProximityError.sessionTerminated) { try await reader.request([SessionFixtures.request()]) }
@@ -207,13 +207,13 @@ struct ProximitySessionTests {
         let fixtures = try await SessionFixtures.make()
         let connector = carrier.connector()
         let manager = MdocEngagementManager(connector: connector)
-        let nfc = try await manager.createEngagement(.nfc)
-        let qr = try await manager.createEngagement(.qr)
+        let nfc = try await manager.createEngagement(.nfc, config: testConfig)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
         #expect(await manager.engagements.count == 2)
         #expect(manager.activeEngagement.current?.id == qr.id)
         let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
         let consent = respond(on: manager, provider: fixtures.provider, choice: .accept)
-        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca])
+        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
         try await reader.engage(nfcHandoverSelect: try #require(nfc.nfcHandoverSelect))
         let verified = try await reader.request([SessionFixtures.request()])
         let states = await recorder.value
@@ -238,8 +238,8 @@ struct ProximitySessionTests {
     func suspension() async throws {
         let connector = InMemoryTransport.Exchange()
         let manager = MdocEngagementManager(connector: connector)
-        let nfc = try await manager.createEngagement(.nfc)
-        let qr = try await manager.createEngagement(.qr)
+        let nfc = try await manager.createEngagement(.nfc, config: testConfig)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
         await manager.suspend()
         #expect(manager.eventHub.currentSessionState.isSuspended)
         #expect(qr.isSuspended)
@@ -261,9 +261,9 @@ struct ProximitySessionTests {
     @Test("each engagement has a fresh ephemeral key and a parseable QR and NFC handover")
     func engagementShapes() async throws {
         let manager = MdocEngagementManager(connector: InMemoryTransport.Exchange())
-        let a = try await manager.createEngagement(.qr)
-        let b = try await manager.createEngagement(.qr)
-        let n = try await manager.createEngagement(.nfc)
+        let a = try await manager.createEngagement(.qr, config: testConfig)
+        let b = try await manager.createEngagement(.qr, config: testConfig)
+        let n = try await manager.createEngagement(.nfc, config: testConfig)
         #expect(a.deviceEngagement.security.eDeviceKeyEncoded != b.deviceEngagement.security.eDeviceKeyEncoded)
         #expect(try DeviceEngagement(uri: try #require(a.qrCodeUri)).encodedBytes == a.deviceEngagement.encodedBytes)
         let (parsed, carriers) = try NDEFMessage.parseHandoverSelect(try #require(n.nfcHandoverSelect))

@@ -1,4 +1,5 @@
 import Foundation
+import WalletRuntime
 @testable import MdocProximity
 
 /// Collects every value of an async sequence until `stop` says so (inclusive).
@@ -38,13 +39,85 @@ extension MdocEventHub {
     }
 }
 
-/// Runs `body` with a deadline, failing (returning nil) rather than hanging.
-func withDeadline<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask { try await Task.sleep(for: .seconds(seconds)); return nil }
-        let first = try await group.next() ?? nil
-        group.cancelAll()
-        return first
+/// A clock for tests: time stands still until ``advance(by:)``, and `sleep`
+/// suspends until the clock has moved past its deadline (or the sleeping task is
+/// cancelled). Timeouts under test fire exactly when the test says so, whatever
+/// the machine's load.
+final class TestClock: WalletClock, @unchecked Sendable {
+    private struct Sleeper {
+        let id: Int
+        let deadline: Double
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+    private struct State {
+        var now: Double = 0
+        var nextID = 0
+        var sleepers: [Sleeper] = []
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = LockedBox(State())
+    private let origin = Date(timeIntervalSince1970: 1_700_000_000)
+
+    var now: Date { origin.addingTimeInterval(state.withLock { $0.now }) }
+
+    /// Tasks sleeping on this clock now.
+    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    func sleep(for duration: Duration) async throws {
+        let id = state.withLock { state -> Int in state.nextID += 1; return state.nextID }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let (cancelled, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                    if Task.isCancelled { return (true, []) }
+                    state.sleepers.append(Sleeper(id: id, deadline: state.now + duration.inSeconds, continuation: continuation))
+                    return (false, Self.takeWatchers(&state))
+                }
+                if cancelled { continuation.resume(throwing: CancellationError()) }
+                for watcher in ready { watcher.resume() }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { state -> Sleeper? in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.sleepers.remove(at: index)
+            }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves time forward and wakes every sleeper whose deadline has passed.
+    func advance(by duration: Duration) {
+        let due = state.withLock { state -> [Sleeper] in
+            state.now += duration.inSeconds
+            let due = state.sleepers.filter { $0.deadline <= state.now }
+            state.sleepers.removeAll { $0.deadline <= state.now }
+            return due
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+
+    /// Returns once at least `count` tasks sleep on this clock (no polling, no wall time).
+    func waitForSleepers(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.sleepers.count >= count { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    private static func takeWatchers(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        let count = state.sleepers.count
+        let ready = state.watchers.filter { $0.count <= count }.map(\.continuation)
+        state.watchers.removeAll { $0.count <= count }
+        return ready
     }
 }
+
+/// The limit on waits in tests that expect something to arrive: generous, so that
+/// only a real hang (never a slow, loaded machine) trips it, and it reads as a hang.
+let hangGuard: Duration = .seconds(120)
+
+/// An engagement configuration for tests: message waits limited only by the hang guard.
+let testConfig = EngagementConfig(messageTimeout: hangGuard)

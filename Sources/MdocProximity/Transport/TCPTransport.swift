@@ -17,7 +17,7 @@ public final class TCPTransport: MdocTransport {
     public static let defaultMaxMessageSize = 16 * 1024 * 1024
 
     private let socket: SocketHandle
-    private let inbox = MessageQueue()
+    private let inbox = Mailbox<[UInt8]>()
     private let writer = DispatchQueue(label: "MdocProximity.TCPTransport.write")
     private let maxMessageSize: Int
 
@@ -69,7 +69,7 @@ public final class TCPTransport: MdocTransport {
         inbox.finish()
     }
 
-    private static func readLoop(socket: SocketHandle, inbox: MessageQueue, maxMessageSize: Int) {
+    private static func readLoop(socket: SocketHandle, inbox: Mailbox<[UInt8]>, maxMessageSize: Int) {
         defer { socket.closeDescriptor() }
         var header = [UInt8](repeating: 0, count: 4)
         while true {
