@@ -164,7 +164,8 @@ struct VerifierMdocResponseTests {
         #expect(request.protocolIdentifier == "openid4vp-v1-signed")
         let jwt = try JWT(compact: try #require(request.data["request"]?.stringValue))
         #expect(jwt.header.type == "oauth-authz-req+jwt")
-        _ = try jwt.jws.verifyWithCertificateChain(trustAnchors: fixture.verifier.pki.anchors, at: fixture.clock.now)
+        _ = try jwt.jws.verifyWithCertificateChain(trustAnchors: fixture.verifier.pki.anchors, at: fixture.clock.now,
+                                                   policy: .openID4VPClient(sanDNS: "localhost"))
         #expect(jwt.claims["client_id"] == "x509_san_dns:localhost")
         #expect(jwt.claims["expected_origins"] == ["https://verifier.example"])
         #expect(jwt.claims["response_mode"] == "dc_api.jwt")

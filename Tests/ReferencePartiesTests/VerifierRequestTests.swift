@@ -21,7 +21,8 @@ struct VerifierRequestTests {
 
         let jwt = try await fixture.fetchRequestObject(transaction)
         #expect(jwt.header.type == "oauth-authz-req+jwt")
-        let path = try jwt.jws.verifyWithCertificateChain(trustAnchors: fixture.verifier.pki.anchors, at: fixture.clock.now)
+        let path = try jwt.jws.verifyWithCertificateChain(trustAnchors: fixture.verifier.pki.anchors, at: fixture.clock.now,
+                                                          policy: .openID4VPClient(sanDNS: "localhost")).path
         #expect(path.first?.subjectAlternativeDNSNames == ["localhost"])
         #expect(path.first?.subject.commonName == "Reference Verifier")
         let claims = jwt.claims
@@ -102,7 +103,7 @@ struct VerifierRequestTests {
 
         let (_, wrongType) = try await fetch([.wrongType])
         #expect(wrongType.header.type == "JWT")
-        _ = try wrongType.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now)
+        _ = try wrongType.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now, policy: .signingCertificate)
 
         let (_, expired) = try await fetch([.expired])
         #expect(try #require(expired.claims.expiration) < now)
@@ -110,24 +111,32 @@ struct VerifierRequestTests {
 
         let (_, badSignature) = try await fetch([.badSignature])
         #expect(throws: JOSEError.invalidSignature) {
-            _ = try badSignature.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now)
+            _ = try badSignature.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now, policy: .signingCertificate)
         }
 
         let (_, untrusted) = try await fetch([.untrustedChain])
-        #expect(throws: JOSEError.self) { _ = try untrusted.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now) }
+        #expect(throws: JOSEError.self) { _ = try untrusted.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now, policy: .signingCertificate) }
         let untrustedLeaf = try #require(try untrusted.header.certificateChain()?.first)
         #expect(untrustedLeaf.subjectAlternativeDNSNames == ["localhost"])
         try untrusted.jws.verify(with: untrustedLeaf.publicKey)
 
         let (sanTransaction, san) = try await fetch([.sanMismatch])
-        let sanPath = try san.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now)
+        let sanPath = try san.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now, policy: .signingCertificate).path
         #expect(sanPath.first?.subjectAlternativeDNSNames == [VerifierReaderPKI.mismatchedDNSName])
+        #expect(throws: JOSEError.self) {
+            _ = try san.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now, policy: .openID4VPClient(sanDNS: "localhost"))
+        }
         #expect(sanTransaction.clientId == "x509_san_dns:localhost")
 
         let (hashTransaction, hash) = try await fetch([.x509HashMismatch], prefix: .x509Hash)
         let hashLeaf = try #require(try hash.header.certificateChain()?.first)
         #expect(hashTransaction.clientId != "x509_hash:" + VerifierReaderPKI.x509Hash(of: hashLeaf))
-        _ = try hash.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now)
+        _ = try hash.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now, policy: .signingCertificate)
+        let named = try #require(Base64URL.decodeStrict(hashTransaction.clientId.dropFirst("x509_hash:".count)))
+        #expect(throws: JOSEError.self) {
+            _ = try hash.jws.verifyWithCertificateChain(trustAnchors: pki.anchors, at: now,
+                                                        policy: .openID4VPClient(certificateSHA256: named))
+        }
 
         let (hostTransaction, host) = try await fetch([.responseUriHostMismatch])
         #expect(hostTransaction.responseURI.host == "127.0.0.1")
@@ -147,7 +156,8 @@ struct VerifierRequestTests {
         let link = try VerifierFixture.linkParameters(transaction)
         #expect(transaction.requestURI == nil && link["request_uri"] == nil)
         let jwt = try JWT(compact: try #require(link["request"]))
-        _ = try jwt.jws.verifyWithCertificateChain(trustAnchors: fixture.verifier.pki.anchors, at: fixture.clock.now)
+        _ = try jwt.jws.verifyWithCertificateChain(trustAnchors: fixture.verifier.pki.anchors, at: fixture.clock.now,
+                                                   policy: .openID4VPClient(sanDNS: "localhost"))
         #expect(jwt.claims.nonce == transaction.nonce)
     }
 

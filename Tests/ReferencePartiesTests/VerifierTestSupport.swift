@@ -40,15 +40,16 @@ struct VerifierFixture {
         let leafKey = try ECPrivateKey.generate(curve: .p256)
         let root = try CertificateBuilder.certificateAuthority(
             subject: try DistinguishedName([(.commonName, "Test IACA"), (.country, "UT")]),
-            notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400))
+            notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400), pathLength: 0)
             .selfSigned(with: .ec(rootKey))
         let leaf = try CertificateBuilder.endEntity(
             subject: try DistinguishedName([(.commonName, "Test DS"), (.country, "UT")]),
             subjectPublicKeyInfoDER: leafKey.publicKey.spkiDER, notBefore: now.addingTimeInterval(-86_400),
-            notAfter: now.addingTimeInterval(365 * 86_400)).signed(by: root, key: .ec(rootKey))
+            notAfter: now.addingTimeInterval(365 * 86_400), extendedKeyUsage: [ExtendedKeyUsageOID.mdocDocumentSigner])
+            .signed(by: root, key: .ec(rootKey))
         let otherRoot = try CertificateBuilder.certificateAuthority(
             subject: try DistinguishedName([(.commonName, "Other IACA")]),
-            notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400))
+            notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(365 * 86_400), pathLength: 0)
             .selfSigned(with: .ec(otherKey))
         let configuration = VerifierConfiguration(
             baseURL: baseURL,

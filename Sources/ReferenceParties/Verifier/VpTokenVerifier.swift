@@ -160,7 +160,7 @@ struct VpTokenVerifier: Sendable {
         return VerifiedPresentation(
             queryId: queryId, format: .sdJwtVc, credentialType: type, disclosedClaims: disclosed, claimSet: claimSet,
             holderBound: verified.keyBinding != nil, transactionData: claimed,
-            issuerCertificateSubjects: verified.certificatePath?.map(\.subject.description) ?? [])
+            issuerCertificateSubjects: verified.certificateChain?.path.map(\.subject.description) ?? [])
     }
 
     /// The SDJWT module's checks: issuer signature under the configured trust, disclosures,
@@ -316,7 +316,7 @@ struct VpTokenVerifier: Sendable {
         return VerifiedPresentation(
             queryId: queryId, format: .msoMdoc, credentialType: verified.docType, disclosedClaims: disclosed,
             claimSet: claimSet, holderBound: true, transactionData: bound,
-            issuerCertificateSubjects: verified.issuerCertificates.map(\.subject.description))
+            issuerCertificateSubjects: verified.issuerChain.path.map(\.subject.description))
     }
 }
 
