@@ -247,8 +247,30 @@ struct VerifierRequestTests {
                   claims: [.init(path: ["org.iso.18013.5.1", "age_over_18"], values: [true], intentToRetain: false)]),
         ], credentialSets: [.init(options: [["pid"], ["mdl"]]), .init(options: [["mdl"]], required: false)])
         #expect(try VerifierQuery(json: query.jsonValue) == query)
-        let text = #"{"credentials":[{"id":"my_credential","format":"dc+sd-jwt","meta":{"vct_values":["https://credentials.example.com/identity_credential"]},"claims":[{"path":["last_name"]},{"path":["first_name"]},{"path":["address","street_address"]}]}]}"#
-        let parsed = try VerifierQuery(json: try JSONValue.parse(text))
-        #expect(parsed.credentials.first?.claims?.map(\.path) == [["last_name"], ["first_name"], ["address", "street_address"]])
+    }
+
+    @Test("every OpenID4VP 1.0 DCQL example in SD-JWT VC or mdoc reads, validates and survives its JSON form; other formats are refused")
+    func specQueries() throws {
+        // ../shared/vectors/openid4vp/dcql_queries.json: the DCQL examples of OpenID4VP 1.0 final (§6, App. B, D).
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("shared/vectors/openid4vp/dcql_queries.json")
+        let file = try JSONValue.parse(Array(try Data(contentsOf: url)))
+        let examples = try #require(file["inputs"]?["queries"]?.arrayValue)
+        var read = 0
+        for example in examples {
+            guard let json = example["json"], let credentials = json["credentials"]?.arrayValue else { continue }
+            let formats = Set(credentials.compactMap { $0["format"]?.stringValue })
+            if formats.isSubset(of: ["dc+sd-jwt", "mso_mdoc"]) {
+                let query = try VerifierQuery(json: json)
+                #expect(query.credentials.map(\.id) == credentials.compactMap { $0["id"]?.stringValue })
+                #expect(query.credentials.map { $0.claims?.count ?? 0 } == credentials.map { $0["claims"]?.arrayValue?.count ?? 0 })
+                #expect(try VerifierQuery(json: query.jsonValue) == query)
+                read += 1
+            } else {
+                #expect(throws: VerifierError.self) { try VerifierQuery(json: json) }
+            }
+        }
+        #expect(read == 9)
     }
 }
