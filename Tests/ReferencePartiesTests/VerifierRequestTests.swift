@@ -203,6 +203,34 @@ struct VerifierRequestTests {
         #expect(decoded["type"] == "payment" && decoded["credential_ids"] == ["pid"] && decoded["amount"] == "42.00")
     }
 
+    @Test("POST transactions creates a transaction from JSON options; bad options answer 400")
+    func transactionAPI() async throws {
+        let fixture = try await VerifierFixture.make()
+        let options: JSONValue = [
+            "dcql_query": VerifierQuery.pidNames.jsonValue, "response_mode": "direct_post.jwt",
+            "client_id_prefix": "x509_hash", "request_uri_method": "post",
+            "transaction_data": [["type": "payment", "credential_ids": ["pid"], "amount": "1.00"]],
+        ]
+        let url = URL(string: "http://localhost:8080/transactions")!
+        let created = await fixture.verifier.respond(to: HTTPRequest(
+            method: .post, url: url, headers: ["Content-Type": "application/json"], body: options.serializedBytes))
+        #expect(created.status == 201)
+        let body = VerifierFixture.body(created)
+        let id = try #require(body["id"]?.stringValue)
+        let transaction = try #require(await fixture.verifier.transaction(id))
+        #expect(transaction.responseMode == .directPostJwt && transaction.clientId.hasPrefix("x509_hash:"))
+        #expect(body["authorization_request"]?.stringValue == transaction.authorizationRequestURI)
+        #expect(try VerifierFixture.linkParameters(transaction)["request_uri_method"] == "post")
+        #expect(transaction.transactionData.count == 1)
+
+        let bad = await fixture.verifier.respond(to: HTTPRequest(
+            method: .post, url: url, headers: ["Content-Type": "application/json"],
+            body: JSONValue.object(["dcql_query": ["credentials": []]]).serializedBytes))
+        #expect(bad.status == 400)
+        let unknown = await fixture.verifier.respond(to: HTTPRequest(url: URL(string: "http://localhost:8080/nothing")!))
+        #expect(unknown.status == 404)
+    }
+
     @Test("invalid queries, transaction data and fault combinations are refused when creating")
     func refusals() async throws {
         let fixture = try await VerifierFixture.make()

@@ -142,3 +142,53 @@ public struct DcApiRequestOptions: Sendable {
         self.faults = faults
     }
 }
+
+extension PresentationRequestOptions {
+    /// Reads the body of `POST transactions`:
+    /// `{"dcql_query": {...}, "transaction_data": [{...}], "response_mode": "direct_post.jwt",
+    /// "client_id_prefix": "x509_hash", "request_uri_method": "get" | "post" | "value",
+    /// "state": true, "faults": ["wrongType"]}`; only `dcql_query` is required.
+    public init(json: JSONObject) throws(VerifierError) {
+        guard let queryJSON = json["dcql_query"] else { throw .invalidQuery(.notAnObject("dcql_query")) }
+        self.init(query: try VerifierQuery(json: queryJSON))
+        if let entries = json["transaction_data"] {
+            guard let list = entries.arrayValue else { throw .invalidTransactionData(.noCredentialIds) }
+            transactionData = try list.map { entry throws(VerifierError) in try VerifierTransactionData(json: entry) }
+        }
+        if let mode = json["response_mode"] {
+            guard let value = mode.stringValue.flatMap(VerifierResponseMode.init(rawValue:)) else {
+                throw .invalidQuery(.json(JSONError(.invalidValue(member: "response_mode"))))
+            }
+            responseMode = value
+        }
+        if let prefix = json["client_id_prefix"] {
+            guard let value = prefix.stringValue.flatMap(VerifierClientIdPrefix.init(rawValue:)) else {
+                throw .invalidQuery(.json(JSONError(.invalidValue(member: "client_id_prefix"))))
+            }
+            clientIdPrefix = value
+            if value == .redirectUri { delivery = .byValue }
+        }
+        switch json["request_uri_method"]?.stringValue {
+        case nil where json["request_uri_method"] == nil: break
+        case "get": delivery = .byReference(method: .get)
+        case "post": delivery = .byReference(method: .post)
+        case "value": delivery = .byValue
+        default: throw .invalidQuery(.json(JSONError(.invalidValue(member: "request_uri_method"))))
+        }
+        if let state = json["state"] {
+            guard let value = state.boolValue else { throw .invalidQuery(.json(JSONError(.invalidValue(member: "state")))) }
+            includesState = value
+        }
+        if let faults = json["faults"] {
+            guard let names = faults.stringArrayValue else {
+                throw .invalidQuery(.json(JSONError(.invalidValue(member: "faults"))))
+            }
+            for name in names {
+                guard let fault = RequestFault(rawValue: name) else {
+                    throw .invalidQuery(.json(JSONError(.invalidValue(member: "faults"))))
+                }
+                self.faults.insert(fault)
+            }
+        }
+    }
+}

@@ -17,6 +17,8 @@ import WalletRuntime
 ///   POST takes `wallet_nonce` and `wallet_metadata` (§5.10).
 /// - `POST response/<id>`: the Authorization Response (`direct_post` / `direct_post.jwt`)
 ///   or Authorization Error Response; answers `{"redirect_uri": ...}` or a 400 error.
+/// - `POST transactions`: creates a transaction from JSON options (``PresentationRequestOptions/init(json:)``)
+///   and answers 201 with it (``VerifierTransaction/jsonValue``).
 /// - `GET transactions/<id>`: the verdict as JSON.
 /// - `GET done`: where the redirect lands.
 ///
@@ -214,6 +216,8 @@ public actor ReferenceVerifier {
             return await serveRequestObject(id: segments[1], request: request)
         case (.post, "response") where segments.count == 2:
             return await receiveResponse(id: segments[1], request: request)
+        case (.post, "transactions") where segments.count == 1:
+            return await createTransaction(from: request)
         case (.get, "transactions") where segments.count == 2:
             guard let verdict = records[segments[1]]?.verdict else { return VerifierHTTP.notFound() }
             return VerifierHTTP.json(verdict.jsonValue)
@@ -222,6 +226,20 @@ public actor ReferenceVerifier {
                                 body: Array("Presentation received.\n".utf8))
         default:
             return VerifierHTTP.notFound()
+        }
+    }
+
+    /// `POST transactions` with a JSON body (``PresentationRequestOptions/init(json:)``).
+    private func createTransaction(from request: HTTPRequest) async -> HTTPResponse {
+        guard request.headers["Content-Type"]?.lowercased().hasPrefix("application/json") == true,
+              let body = try? JSONValue.parseObject(request.body ?? []) else {
+            return VerifierHTTP.error("invalid_request", "the body is not a JSON object")
+        }
+        do {
+            let transaction = try await createTransaction(try PresentationRequestOptions(json: body))
+            return VerifierHTTP.json(transaction.jsonValue, status: 201)
+        } catch {
+            return VerifierHTTP.error("invalid_request", "the options do not make a valid request")
         }
     }
 

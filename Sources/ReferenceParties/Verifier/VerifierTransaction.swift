@@ -28,6 +28,20 @@ public struct VerifierTransaction: Sendable, Equatable {
 
     /// The link as a URL.
     public var authorizationRequestURL: URL? { URL(string: authorizationRequestURI) }
+
+    /// The transaction as JSON (the answer of `POST transactions`).
+    public var jsonValue: JSONValue {
+        var object: JSONObject = [
+            "id": .string(id), "client_id": .string(clientId), "nonce": .string(nonce),
+            "response_uri": .string(responseURI.absoluteString), "response_mode": .string(responseMode.rawValue),
+            "authorization_request": .string(authorizationRequestURI),
+        ]
+        if let state { object["state"] = .string(state) }
+        if let requestURI { object["request_uri"] = .string(requestURI.absoluteString) }
+        if let encryptionKey { object["encryption_key"] = encryptionKey.jsonValue }
+        if !transactionData.isEmpty { object["transaction_data"] = .array(transactionData.map(JSONValue.string)) }
+        return .object(object)
+    }
 }
 
 /// A DC API request the verifier created (OpenID4VP 1.0 App. A): the object a page passes

@@ -83,3 +83,19 @@ public struct MdocTransactionDataBinding: Sendable {
         }
     }
 }
+
+extension VerifierTransactionData {
+    /// Reads a transaction data object: `type`, `credential_ids`, optional
+    /// `transaction_data_hashes_alg`, and the type's own members.
+    public init(json: JSONValue) throws(VerifierError) {
+        guard let object = json.objectValue else { throw .invalidTransactionData(.emptyType) }
+        guard let type = object["type"]?.stringValue else { throw .invalidTransactionData(.emptyType) }
+        guard let ids = object["credential_ids"]?.stringArrayValue else { throw .invalidTransactionData(.noCredentialIds) }
+        let algorithms = object["transaction_data_hashes_alg"]
+        if let algorithms, algorithms.stringArrayValue == nil {
+            throw .invalidTransactionData(.unsupportedHashAlgorithm(algorithms.serialized))
+        }
+        self.init(type: type, credentialIds: ids, hashAlgorithms: algorithms?.stringArrayValue,
+                  details: object.filter { !["type", "credential_ids", "transaction_data_hashes_alg"].contains($0.key) })
+    }
+}
