@@ -258,6 +258,23 @@ struct VerifierSDJWTResponseTests {
         #expect(verdict.outcome == .accepted && verdict.responsesReceived == 2)
     }
 
+    @Test("two concurrent responses to one transaction: one is verified, the other refused")
+    func concurrentResponses() async throws {
+        let fixture = try await VerifierFixture.make()
+        let transaction = try await fixture.verifier.createTransaction(PresentationRequestOptions(query: .pidNames))
+        let presentation = try await fixture.present(try await fixture.issuePID(), disclosing: [["given_name"], ["family_name"]],
+                                                     keyBinding: fixture.binding(transaction))
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<2 {
+                group.addTask { await fixture.postVPToken(["pid": [.string(presentation)]], to: transaction).status }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses.sorted() == [200, 400])
+        let verdict = try await fixture.verdict(transaction.id)
+        #expect(verdict.outcome == .accepted && verdict.responsesReceived == 2)
+    }
+
     @Test("a response with another state is rejected")
     func stateMismatch() async throws {
         let fixture = try await VerifierFixture.make()
