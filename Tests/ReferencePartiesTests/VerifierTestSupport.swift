@@ -137,7 +137,8 @@ struct VerifierFixture {
         guard let query = transaction.authorizationRequestURI.split(separator: "?", maxSplits: 1).last else {
             throw Failure(description: "link without a query")
         }
-        return Dictionary(try FormURLEncoding.decode(query), uniquingKeysWith: { first, _ in first })
+        return Dictionary(try FormURLEncoding.decode(String(query)).fields.map { ($0.name, $0.value) },
+                          uniquingKeysWith: { first, _ in first })
     }
 
     /// Fetches the request object (GET, or POST with `walletNonce`) and parses it (no checks).

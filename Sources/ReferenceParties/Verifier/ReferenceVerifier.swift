@@ -208,25 +208,40 @@ public actor ReferenceVerifier {
 
     // MARK: HTTP
 
-    /// Answers one HTTP request to the verifier's endpoints.
+    /// Answers one HTTP request to the verifier's endpoints (unknown paths 404, known
+    /// paths with another method 405).
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
-        guard let segments = relativePath(of: request.url) else { return VerifierHTTP.notFound() }
-        switch (request.method, segments.count > 1 ? segments[0] : segments.first ?? "") {
-        case (.get, "request") where segments.count == 2, (.post, "request") where segments.count == 2:
-            return await serveRequestObject(id: segments[1], request: request)
-        case (.post, "response") where segments.count == 2:
-            return await receiveResponse(id: segments[1], request: request)
-        case (.post, "transactions") where segments.count == 1:
-            return await createTransaction(from: request)
-        case (.get, "transactions") where segments.count == 2:
-            guard let verdict = records[segments[1]]?.verdict else { return VerifierHTTP.notFound() }
-            return VerifierHTTP.json(verdict.jsonValue)
-        case (.get, "done") where segments.count == 1:
-            return HTTPResponse(status: 200, headers: ["Content-Type": "text/plain; charset=utf-8"],
-                                body: Array("Presentation received.\n".utf8))
-        default:
-            return VerifierHTTP.notFound()
+        do {
+            return try await router.respond(to: request)
+        } catch {
+            switch error {
+            case .response(let response): return response
+            case .dropConnection: return VerifierHTTP.error("server_error", "no answer", status: 500)
+            }
         }
+    }
+
+    /// The routes, below the base URL's path.
+    private nonisolated var router: HTTPRouter {
+        var base = configuration.baseURL.path
+        while base.hasSuffix("/") { base.removeLast() }
+        var router = HTTPRouter()
+        router.add(.get, base + "/request/{id}") { request, parameters in
+            await self.serveRequestObject(id: parameters["id"] ?? "", request: request)
+        }
+        router.add(.post, base + "/request/{id}") { request, parameters in
+            await self.serveRequestObject(id: parameters["id"] ?? "", request: request)
+        }
+        router.add(.post, base + "/response/{id}") { request, parameters in
+            await self.receiveResponse(id: parameters["id"] ?? "", request: request)
+        }
+        router.add(.post, base + "/transactions") { request, _ in await self.createTransaction(from: request) }
+        router.add(.get, base + "/transactions/{id}") { _, parameters in
+            guard let verdict = await self.verdict(for: parameters["id"] ?? "") else { return .notFound() }
+            return VerifierHTTP.json(verdict.jsonValue)
+        }
+        router.add(.get, base + "/done") { _, _ in .text("Presentation received.\n") }
+        return router
     }
 
     /// `POST transactions` with a JSON body (``PresentationRequestOptions/init(json:)``).
@@ -246,7 +261,7 @@ public actor ReferenceVerifier {
     private func serveRequestObject(id: String, request: HTTPRequest) async -> HTTPResponse {
         guard var record = records[id], case .remote(let options) = record.channel,
               case .byReference(let method, _) = options.delivery, options.clientIdPrefix != .redirectUri else {
-            return VerifierHTTP.notFound()
+            return .notFound()
         }
         var walletNonce: String?
         if request.method == .post {
@@ -283,7 +298,7 @@ public actor ReferenceVerifier {
     }
 
     private func receiveResponse(id: String, request: HTTPRequest) async -> HTTPResponse {
-        guard var record = records[id], case .remote(let options) = record.channel else { return VerifierHTTP.notFound() }
+        guard var record = records[id], case .remote(let options) = record.channel else { return .notFound() }
         record.verdict.responsesReceived += 1
         guard !record.verdict.isDecided, !record.processing else {
             records[id] = record
@@ -505,14 +520,6 @@ public actor ReferenceVerifier {
         guard swappingHost, var components = URLComponents(url: uri, resolvingAgainstBaseURL: false) else { return uri }
         components.host = components.host == "localhost" ? "127.0.0.1" : "localhost"
         return components.url ?? uri
-    }
-
-    /// The path segments of `url` below the base URL's path, or nil when it is not below it.
-    private func relativePath(of url: URL) -> [String]? {
-        let base = configuration.baseURL.path.split(separator: "/").map(String.init)
-        let path = url.path.split(separator: "/").map(String.init)
-        guard path.starts(with: base) else { return nil }
-        return Array(path.dropFirst(base.count))
     }
 
     private func store(_ record: Record) {

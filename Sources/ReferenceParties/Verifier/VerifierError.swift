@@ -20,6 +20,8 @@ public enum VerifierError: Error, Equatable, Sendable {
     case crypto(CryptoError)
     /// The random source failed.
     case randomSourceFailed
+    /// No base URL can be made with this host.
+    case invalidBaseURL(String)
 }
 
 /// What is wrong with a DCQL query the verifier was given.

@@ -2,37 +2,24 @@ import Foundation
 import WalletEncoding
 import WalletRuntime
 
-/// The verifier's few HTTP helpers: JSON answers, OAuth errors and strict form reading.
+/// The verifier's answers, on top of the HTTP layer's helpers: nothing it answers is cached.
 enum VerifierHTTP {
-    /// A JSON answer that must not be cached.
+    /// A JSON answer.
     static func json(_ value: JSONValue, status: Int = 200) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/json", "Cache-Control": "no-store"],
-                     body: value.serializedBytes)
+        .json(value, status: status, headers: ["Cache-Control": "no-store"])
     }
 
     /// An OAuth error (RFC 6749 §5.2).
     static func error(_ code: String, _ description: String, status: Int = 400) -> HTTPResponse {
-        json(["error": .string(code), "error_description": .string(description)], status: status)
+        .oauthError(code, description: description, status: status)
     }
 
-    /// 404.
-    static func notFound() -> HTTPResponse {
-        HTTPResponse(status: 404, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array("not found\n".utf8))
-    }
-
-    /// The fields of an `application/x-www-form-urlencoded` body, or nil when the body is
-    /// not such a form, does not decode, or repeats a field (RFC 6749 §3.1).
+    /// The fields of a strict `application/x-www-form-urlencoded` body, or nil when the
+    /// body is not such a form or repeats a field (RFC 6749 §3.1).
     static func formFields(_ request: HTTPRequest) -> [String: String]? {
-        guard let type = request.headers["Content-Type"]?.split(separator: ";").first?
-            .trimmingCharacters(in: .whitespaces).lowercased(), type == "application/x-www-form-urlencoded" else {
-            return nil
-        }
-        guard let text = String(validating: request.body ?? [], as: UTF8.self),
-              let pairs = try? FormURLEncoding.decode(text) else { return nil }
+        guard let parameters = try? request.formParameters(), parameters.duplicatedNames.isEmpty else { return nil }
         var fields: [String: String] = [:]
-        for (name, value) in pairs {
-            guard fields.updateValue(value, forKey: name) == nil else { return nil }
-        }
+        for (name, value) in parameters { fields[name] = value }
         return fields
     }
 }
