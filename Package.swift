@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "ReferenceParties", dependencies: ["CMicroHTTPD", "JOSE", "SDJWT", "Mdoc", "COSE", "CBOR", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
         .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
-                                                         "OpenID4VCI", "WalletCrypto", "WalletRuntime"]),
+                                                         "OpenID4VCI", "ReferenceParties", "WalletCrypto", "WalletRuntime"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
                                                                "WalletCrypto", "WalletRuntime"],
                           path: "Benchmarks/wallet-bench"),
@@ -71,7 +71,8 @@ let package = Package(
                                                                   "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "WalletEncoding"]),
-        .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "ReferenceParties",
+                                                        "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]
