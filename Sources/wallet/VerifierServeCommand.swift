@@ -13,9 +13,8 @@ enum VerifierServeCommand {
     static let usage = """
       serve verifier --port N [options]
                                  run the reference OpenID4VP verifier on 127.0.0.1:N (0: a
-                                 free port); prints
-                                 an openid4vp:// request and the reader trust anchor, then
-                                 each verdict; stops on SIGINT/SIGTERM
+                                 free port); prints an openid4vp:// request and the reader
+                                 trust anchor, then each verdict; stops on SIGINT/SIGTERM
           --host H               the host wallets use (default localhost; the reader
                                  certificate's DNS name and the x509_san_dns client id)
           --dcql <json|path>     the DCQL query, or build one with:
