@@ -26,6 +26,7 @@ struct WalletCommand {
                                  chain, digests, validity, device signature or MAC with the
                                  reader's ephemeral key) and print the elements as JSON
     \(ServeIssuerCommand.usage)
+    \(VerifierServeCommand.usage)
       interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
