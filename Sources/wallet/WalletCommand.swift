@@ -36,6 +36,7 @@ struct WalletCommand {
       credentials delete <id>    delete it (and tell the issuer)
           these take --store DIR (or WALLET_STORE), --allow-http (loopback only), --json
     \(ServeIssuerCommand.usage)
+    \(VerifierServeCommand.usage)
       interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
