@@ -31,6 +31,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // For the `wallet` CLI only: QR codes drawn in the terminal.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"]), .brew(["qrencode"])]),
 
         .target(name: "WalletEncoding"),
         .target(name: "CBOR", dependencies: ["WalletEncoding"]),
@@ -46,7 +48,7 @@ let package = Package(
                                                  "WalletEncoding", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
-        .executableTarget(name: "wallet", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
+        .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
                                                          "OpenID4VCI", "OpenID4VP", "WalletCrypto", "WalletRuntime"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
                                                                "OpenID4VP", "WalletCrypto", "WalletRuntime"],

@@ -1,5 +1,6 @@
 /// The one error type of `WalletCrypto`: every failure of a primitive, a key
-/// import, a certificate parse or a chain validation is one of these cases.
+/// import, or a certificate parse is one of these cases (trust decisions fail with
+/// `TrustFailure`).
 public enum CryptoError: Error, Equatable, Sendable {
     /// OpenSSL reported a failure; `function` is the libcrypto call and `reason`
     /// the text of the first queued OpenSSL error (never key material).
@@ -18,26 +19,4 @@ public enum CryptoError: Error, Equatable, Sendable {
     case malformedEncoding(String)
     /// A certificate that could not be parsed or built.
     case invalidCertificate(String)
-    /// A certificate chain that did not validate, with the typed reason.
-    case chainValidationFailed(ChainValidationFailure)
-}
-
-/// Why an X.509 chain was rejected (mapped from OpenSSL's `X509_V_ERR_*` codes).
-public enum ChainValidationFailure: Equatable, Sendable {
-    /// A certificate's notAfter is before the validation time; `depth` 0 is the leaf.
-    case expired(depth: Int)
-    /// A certificate's notBefore is after the validation time.
-    case notYetValid(depth: Int)
-    /// No configured anchor issued the chain.
-    case unknownAnchor
-    /// A signature in the chain does not verify.
-    case badSignature(depth: Int)
-    /// A certificate used as an issuer is not a CA (basicConstraints cA false or absent).
-    case notCA(depth: Int)
-    /// The chain is longer than a pathLenConstraint (or the configured maximum) allows.
-    case pathTooLong(depth: Int)
-    /// The chain is empty.
-    case emptyChain
-    /// Any other OpenSSL verification error, with its code and text.
-    case other(code: Int, reason: String, depth: Int)
 }
