@@ -114,7 +114,7 @@ struct TestReader {
     let host: String
 
     static func make(host: String = "verifier.example", notBefore: Date = testNow.addingTimeInterval(-86_400),
-                     notAfter: Date = testNow.addingTimeInterval(365 * 86_400)) throws -> TestReader {
+                     notAfter: Date = testNow.addingTimeInterval(365 * 86_400), leafNotAfter: Date? = nil) throws -> TestReader {
         let rootKey = try ECPrivateKey.generate(curve: .p256)
         let leafKey = try ECPrivateKey.generate(curve: .p256)
         let root = try CertificateBuilder.certificateAuthority(
@@ -122,7 +122,7 @@ struct TestReader {
             notBefore: notBefore, notAfter: notAfter).selfSigned(with: .ec(rootKey))
         let leaf = try CertificateBuilder.endEntity(
             subject: try DistinguishedName([(.commonName, "Test Verifier"), (.country, "UT")]),
-            subjectPublicKeyInfoDER: leafKey.publicKey.spkiDER, notBefore: notBefore, notAfter: notAfter,
+            subjectPublicKeyInfoDER: leafKey.publicKey.spkiDER, notBefore: notBefore, notAfter: leafNotAfter ?? notAfter,
             subjectAlternativeNames: [.dnsName(host)]
         ).signed(by: root, key: .ec(rootKey))
         return TestReader(rootKey: rootKey, root: root, leafKey: leafKey, leaf: leaf, host: host)
