@@ -176,8 +176,8 @@ extension HTTPResponse {
 extension HTTPRequest {
     /// The form fields of the body.
     var form: [String: String] {
-        guard let body, let pairs = try? FormURLEncoding.decode(String(decoding: body, as: UTF8.self)) else { return [:] }
-        return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+        guard let body, let fields = try? FormURLEncoding.decode(body) else { return [:] }
+        return Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 }
 

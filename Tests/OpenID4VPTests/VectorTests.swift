@@ -158,8 +158,8 @@ struct VectorTests {
         let example = try Self.example("authorization_requests.json", "request_uri_post_wallet_metadata_wallet_nonce")
         let pairs = try FormURLEncoding.decode("wallet_metadata=" + (try example.string("wallet_metadata_joined"))
                                                + "&wallet_nonce=" + (try example.string("wallet_nonce")))
-        #expect(pairs.map(\.0) == ["wallet_metadata", "wallet_nonce"])
-        let printed = try JSONValue.parseObject(pairs[0].1)
+        #expect(pairs.fields.map(\.name) == ["wallet_metadata", "wallet_nonce"])
+        let printed = try JSONValue.parseObject(try #require(pairs["wallet_metadata"]))
         #expect(printed["vp_formats_supported"]?["dc+sd-jwt"] != nil)
         var flow = PresentationFlow(invocation: .uri("openid4vp://?" + FormURLEncoding.encode([
             ("client_id", "x509_san_dns:client.example.org"), ("request_uri", "https://client.example.org/request/vapof4ql2i7m41m68uep"),

@@ -41,12 +41,10 @@ package enum RequestInvocation: Sendable, Equatable {
             }
         }
         let query = queryString(of: uri)
-        let pairs: [(String, String)]
-        do { pairs = try FormURLEncoding.decode(query) } catch { throw .malformedQuery }
-        var parameters: [String: String] = [:]
-        for (name, value) in pairs {
-            guard parameters.updateValue(value, forKey: name) == nil else { throw .invalidParameter(name) }
-        }
+        let parameters: FormParameters
+        do { parameters = try FormURLEncoding.decode(String(query)) } catch { throw .malformedQuery }
+        // RFC 6749 §3.1: a parameter appears at most once.
+        if let repeated = parameters.duplicatedNames.first { throw .invalidParameter(repeated) }
         let clientId = parameters["client_id"]
         if parameters["request_uri_method"] != nil, parameters["request_uri"] == nil {
             throw .requestUriMethodWithoutRequestUri
@@ -70,7 +68,7 @@ package enum RequestInvocation: Sendable, Equatable {
         if parameters["response_type"] != nil || parameters["dcql_query"] != nil || clientId != nil {
             guard let clientId else { throw .missingClientId }
             var members = JSONObject()
-            for (name, value) in pairs {
+            for (name, value) in parameters {
                 if jsonParameters.contains(name) {
                     do { members[name] = try JSONValue.parse(value) } catch { throw .invalidJSON(parameter: name, error) }
                 } else {
