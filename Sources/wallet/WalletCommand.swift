@@ -25,6 +25,14 @@ struct WalletCommand {
                                  verify an ISO 18013-5 DeviceResponse as a reader (issuer
                                  chain, digests, validity, device signature or MAC with the
                                  reader's ephemeral key) and print the elements as JSON
+      present <openid4vp URI | request URL> [--auto | --decline | --select QUERY=ID[,ID]...]
+          [--reader-anchor PEM]... [--store DIR] [--allow-http] [--json]
+                                 answer an OpenID4VP request from the store: shows the
+                                 verifier and what each query would disclose, then asks
+                                 (or --auto / --decline / --select decide)
+      present --dc-api <request JSON file> --origin <origin> [...]
+                                 the same for a Digital Credentials API request; prints
+                                 the response data object
       interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
@@ -58,6 +66,7 @@ struct WalletCommand {
         case "cbor": return try CBORCommand.run(rest)
         case "sdjwt": return try SDJWTCommand.run(rest)
         case "mdoc": return try await MdocCommand.run(rest)
+        case "present": return try await PresentCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")
         }
