@@ -25,6 +25,20 @@ package struct PresentationJob: Sendable, Equatable {
     let transactionData: [TransactionData]
     /// mdoc: the device-signed elements that authorise them.
     let deviceSignedElements: [MdocTransactionDataElement]
+
+    /// A job.
+    package init(queryId: String, credentialId: CredentialId, format: String, disclosedPaths: [ClaimPath],
+                 intentToRetain: [ClaimPath: Bool] = [:], holderBound: Bool, transactionData: [TransactionData] = [],
+                 deviceSignedElements: [MdocTransactionDataElement] = []) {
+        self.queryId = queryId
+        self.credentialId = credentialId
+        self.format = format
+        self.disclosedPaths = disclosedPaths
+        self.intentToRetain = intentToRetain
+        self.holderBound = holderBound
+        self.transactionData = transactionData
+        self.deviceSignedElements = deviceSignedElements
+    }
 }
 
 /// What every presentation of one response binds to.
@@ -37,6 +51,14 @@ package struct PresentationContext: Sendable, Equatable {
     let issuedAt: Date
     /// The mdoc SessionTranscript (OpenID4VP 1.0 App. B.2.6).
     let sessionTranscript: SessionTranscript
+
+    /// A context.
+    package init(audience: String, nonce: String, issuedAt: Date, sessionTranscript: SessionTranscript) {
+        self.audience = audience
+        self.nonce = nonce
+        self.issuedAt = issuedAt
+        self.sessionTranscript = sessionTranscript
+    }
 }
 
 /// Makes presentations from consumed credential instances: the signing half of the
@@ -59,7 +81,7 @@ package enum PresentationBuilder {
     /// An SD-JWT VC presentation (OpenID4VP 1.0 App. B.3.6): the disclosures the paths
     /// need and, unless the verifier waived holder binding, a KB-JWT to the audience and
     /// nonce with the hashes of the transactions it authorises.
-    static func sdJwt(_ job: PresentationJob, raw: [UInt8], signer: any Signer,
+    package static func sdJwt(_ job: PresentationJob, raw: [UInt8], signer: any Signer,
                       context: PresentationContext) async throws(PresentationError) -> String {
         guard let text = UTF8Validation.string(raw) else { throw .unexpected(.unreadableCredential(job.credentialId)) }
         do {
@@ -79,7 +101,7 @@ package enum PresentationBuilder {
     /// An mdoc presentation (OpenID4VP 1.0 App. B.2.5): a DeviceResponse with the
     /// requested elements and a device signature over the OpenID4VP SessionTranscript,
     /// device-signing the transaction elements.
-    static func mdoc(_ job: PresentationJob, raw: [UInt8], signer: any Signer,
+    package static func mdoc(_ job: PresentationJob, raw: [UInt8], signer: any Signer,
                      context: PresentationContext) async throws(PresentationError) -> String {
         let credential: IssuerSigned
         do { credential = try IssuerSigned(encoded: raw) } catch { throw .unexpected(.unreadableCredential(job.credentialId)) }
