@@ -159,6 +159,35 @@ struct RemotePresentationTests {
         #expect(late.count == 1 && late[0].isTerminal)
     }
 
+    @Test("a session dropped while it waits for the user is released, and its observers' streams end")
+    func droppedSession() async throws {
+        let wallet = try await TestWallet.make()
+        try await wallet.addSdJwt(id: "pid-1")
+        let reader = try TestReader.make()
+        let http = Self.acceptingVerifier()
+        var session: PresentationSession? = Self.client(wallet, http: http)
+            .start(Self.requestURI(clientId: reader.sanDnsClientId, request: try await reader.sign(Self.payload(clientId: reader.sanDnsClientId))))
+        let states = try #require(session).states
+        _ = try await waitFor(try #require(session), resolved: true)
+        weak let released = session
+        session = nil
+        let ended = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in states {}
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(120))
+                throw VPTestSupport.Failure(description: "hang: the dropped session's stream did not end in 120 s")
+            }
+            let result = try await group.next() ?? false
+            group.cancelAll()
+            return result
+        }
+        #expect(ended && released == nil)
+        #expect(http.requests.isEmpty)
+    }
+
     @Test("request_uri_method=post sends wallet_metadata and a fresh wallet_nonce, which must come back")
     func requestUriPost() async throws {
         let wallet = try await TestWallet.make()

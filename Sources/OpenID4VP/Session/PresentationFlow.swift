@@ -372,7 +372,6 @@ package struct PresentationFlow: Sendable {
 
     private mutating func respond(_ request: PresentationRequest, jobs: [PresentationJob],
                                   entries: [String]) throws(PresentationError) -> [Effect] {
-        guard entries.count == jobs.count else { throw .unexpected(.invalidSelection(.incomplete(missing: []))) }
         let resolved = request.resolved
         var payload: JSONObject = ["vp_token": .object(Self.vpToken(jobs: jobs, entries: entries))]
         // The DC API has no state (App. A.2); a remote response echoes it (§8.2).

@@ -50,22 +50,46 @@ public actor PresentationSession {
         commandSink.yield(.decline)
     }
 
-    /// Starts the session's work; the client calls it once.
+    /// Starts the session's work; the client calls it once. The task holds the session
+    /// only while it works: a session dropped while it waits for the user's decision is
+    /// released, which ends its streams.
     nonisolated func begin() {
-        Task { await self.run() }
+        let commands = self.commands
+        Task { [weak self] in
+            // No strong reference outlives a call: `guard let` would hold it across the loop.
+            guard await self?.start() == true else { return }
+            for await command in commands {
+                guard let session = self else { return }
+                if await session.handle(command) { break }
+            }
+        }
     }
 
-    private func run() async {
-        await process(.start(now: environment.clock.now))
-        for await command in commands {
-            switch command {
-            case .respond(let selection): await process(.respond(selection, now: environment.clock.now))
-            case .decline: await process(.decline)
-            }
-            if flow.state.isTerminal { break }
-        }
+    deinit {
         commandSink.finish()
         stream.finish()
+    }
+
+    /// Resolves the request; whether the session still waits for the user.
+    private func start() async -> Bool {
+        await process(.start(now: environment.clock.now))
+        return finishIfTerminal()
+    }
+
+    /// Handles the user's command; whether the session has ended.
+    private func handle(_ command: Command) async -> Bool {
+        switch command {
+        case .respond(let selection): await process(.respond(selection, now: environment.clock.now))
+        case .decline: await process(.decline)
+        }
+        return !finishIfTerminal()
+    }
+
+    /// Stops taking commands once the flow has ended; whether it is still going.
+    private func finishIfTerminal() -> Bool {
+        guard flow.state.isTerminal else { return true }
+        commandSink.finish()
+        return false
     }
 
     /// Feeds `input` and performs the effects it leads to, until the flow waits for the user.
