@@ -8,6 +8,7 @@ import PackageDescription
 // module by module as they gain code.
 let package = Package(
     name: "WalletSDK",
+    defaultLocalization: "en",
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "WalletEncoding", targets: ["WalletEncoding"]),
@@ -47,7 +48,8 @@ let package = Package(
         .target(name: "OpenID4VCI", dependencies: ["JOSE", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "OpenID4VP", dependencies: ["JOSE", "SDJWT", "Mdoc", "CBOR", "COSE", "WalletStorage", "WalletCrypto",
                                                  "WalletEncoding", "WalletRuntime"]),
-        .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+        .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"],
+                resources: [.process("Resources")]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
                        providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
         .target(name: "ReferenceParties", dependencies: ["CMicroHTTPD", "JOSE", "SDJWT", "Mdoc", "COSE", "CBOR", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),

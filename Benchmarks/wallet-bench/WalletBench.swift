@@ -26,8 +26,9 @@ struct WalletBench {
       presentation  an OpenID4VP remote presentation: resolve a signed request, match
               its DCQL query over 1,000 and 10,000 stored credentials, build and
               encrypt the response, and a whole session; each against its crypto floor
-      proximity  one full QR session over TCP loopback (mDL with a 50 KB portrait),
-              holder and reader in this process; prints the time and its ratio
+      proximity  one full QR session (mDL with a 50 KB portrait), holder and reader in
+              this process, over TCP loopback and over the simulated BLE GATT link
+              (mdoc peripheral server mode, MTU 185); prints each time and its ratio
               to the session's crypto floor
     """
 
@@ -82,3 +83,6 @@ func medianSeconds(iterations: Int, _ body: () throws -> Void) rethrows -> Doubl
 func blackHole<T>(_ value: T) {
     withExtendedLifetime(value) {}
 }
+
+/// A benchmark whose work did not produce the expected result.
+struct BenchmarkFailure: Error {}
