@@ -2,7 +2,7 @@ import Foundation
 import WalletEncoding
 
 /// How the wallet is told to fetch a request object (OpenID4VP 1.0 §5.1 `request_uri_method`).
-package enum RequestUriMethod: String, Sendable, Hashable {
+package enum RequestObjectFetchMethod: String, Sendable, Hashable {
     /// RFC 9101: a GET.
     case get
     /// §5.10: a form POST with `wallet_metadata` and a fresh `wallet_nonce`.
@@ -18,7 +18,7 @@ package enum RequestInvocation: Sendable, Equatable {
     case requestObject(clientId: String, compact: String)
     /// A request object to fetch from `url`. `clientId` is nil for a bare request URI
     /// (a URL captured from a QR code that carries no authorization request).
-    case requestUri(clientId: String?, url: URL, method: RequestUriMethod)
+    case requestUri(clientId: String?, url: URL, method: RequestObjectFetchMethod)
 
     /// The parameters whose value is JSON when they travel URL-encoded (§5.1: objects are
     /// JSON-serialized strings).
@@ -50,11 +50,11 @@ package enum RequestInvocation: Sendable, Equatable {
             throw .requestUriMethodWithoutRequestUri
         }
         if let reference = parameters["request_uri"] {
-            let method: RequestUriMethod
+            let method: RequestObjectFetchMethod
             switch parameters["request_uri_method"] {
             case nil: method = .get
             case let name?:
-                guard let known = RequestUriMethod(rawValue: name) else { throw .invalidRequestUriMethod(name) }
+                guard let known = RequestObjectFetchMethod(rawValue: name) else { throw .invalidRequestUriMethod(name) }
                 method = known
             }
             guard let clientId else { throw .missingClientId }

@@ -18,7 +18,7 @@ public struct TransactionData: Sendable, Hashable {
     public let hashAlgorithms: [String]?
 
     /// Decodes one entry; `index` is its position, for the error.
-    public init(encoded: String, index: Int = 0) throws(TransactionDataFailure) {
+    public init(encoded: String, index: Int = 0) throws(InvalidTransactionDataReason) {
         guard let bytes = Base64URL.decode(encoded), let members = try? JSONValue.parseObject(bytes) else {
             throw .notBase64URLJSON(index: index)
         }

@@ -102,7 +102,7 @@ public enum InvalidRequestReason: Error, Equatable, Sendable {
     /// encryption this wallet can use (ECDH-ES on P-256/384/521 with AES-GCM).
     case noUsableEncryptionKey
     /// A transaction data entry cannot be honoured (§5.1, §8.4).
-    case invalidTransactionData(TransactionDataFailure)
+    case invalidTransactionData(InvalidTransactionDataReason)
 
     // MARK: Digital Credentials API (App. A)
 
@@ -129,7 +129,7 @@ public enum InvalidRequestReason: Error, Equatable, Sendable {
 }
 
 /// Why a `transaction_data` entry cannot be honoured (OpenID4VP 1.0 §5.1, §8.4, App. B).
-public enum TransactionDataFailure: Error, Hashable, Sendable {
+public enum InvalidTransactionDataReason: Error, Hashable, Sendable {
     /// Entry `index` is not base64url-encoded JSON.
     case notBase64URLJSON(index: Int)
     /// Entry `index` lacks `type` or `credential_ids`, or has them in the wrong form.
