@@ -33,6 +33,8 @@ struct WalletCommand {
       present --dc-api <request JSON file> --origin <origin> [...]
                                  the same for a Digital Credentials API request; prints
                                  the response data object
+    \(ServeIssuerCommand.usage)
+    \(VerifierServeCommand.usage)
       interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
@@ -67,6 +69,7 @@ struct WalletCommand {
         case "sdjwt": return try SDJWTCommand.run(rest)
         case "mdoc": return try await MdocCommand.run(rest)
         case "present": return try await PresentCommand.run(rest)
+        case "serve": return try await ServeCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")
         }
