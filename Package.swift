@@ -4,8 +4,8 @@ import PackageDescription
 // The wallet SDK (see ../shared/DESIGN.md for the layers). Layer 0: system
 // libraries, CBOR, crypto over OpenSSL 3 with X.509, the runtime seams; layer 1:
 // JOSE and COSE; layer 2: SD-JWT VC, mdoc, storage; layer 3: the protocols (OpenID4VCI,
-// OpenID4VP, mdoc proximity) and the reference parties (test peers). Higher layers are added
-// module by module as they gain code.
+// OpenID4VP, mdoc proximity) and the reference parties (test peers); layer 4: the
+// WalletKit facade; layer 5: the `wallet` command.
 let package = Package(
     name: "WalletSDK",
     defaultLocalization: "en",
@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "OpenID4VCI", targets: ["OpenID4VCI"]),
         .library(name: "OpenID4VP", targets: ["OpenID4VP"]),
         .library(name: "ReferenceParties", targets: ["ReferenceParties"]),
+        .library(name: "WalletKit", targets: ["WalletKit"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
     ],
@@ -54,7 +55,11 @@ let package = Package(
                        providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
         .target(name: "ReferenceParties", dependencies: ["CMicroHTTPD", "JOSE", "SDJWT", "Mdoc", "COSE", "CBOR", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
-        .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
+        // Layer 4: the facade an app starts from.
+        .target(name: "WalletKit", dependencies: ["OpenID4VCI", "OpenID4VP", "MdocProximity", "WalletStorage", "SDJWT", "Mdoc", "CBOR",
+                                                  "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+
+        .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletKit", "MdocProximity", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
                                                          "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
                                                                "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime"],
@@ -79,6 +84,9 @@ let package = Package(
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "ReferenceParties", "OpenID4VCI", "OpenID4VP", "WalletStorage",
                                                         "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "WalletKitTests", dependencies: ["WalletKit", "OpenID4VCI", "OpenID4VP", "MdocProximity", "ReferenceParties",
+                                                           "WalletStorage", "SDJWT", "Mdoc", "CBOR", "COSE", "JOSE", "WalletCrypto",
+                                                           "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]

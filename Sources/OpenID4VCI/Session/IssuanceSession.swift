@@ -109,7 +109,7 @@ private final class SessionDriver: Sendable {
             storage = try resolveStorage()
             mode = try await makeMode()
             seeds = FlowSeeds(state: try environment.randomToken(24), pkce: PKCE(randomBytes: try randomBytes(32)),
-                              dpopKeyAlias: "dpop-" + (try environment.randomToken(16)),
+                              dpopKeyAlias: IssuanceKeyAlias.dpopPrefix + (try environment.randomToken(16)),
                               credentialId: try credentialId())
         } catch {
             stream.send(.failed(error))
@@ -152,7 +152,7 @@ private final class SessionDriver: Sendable {
             case .createKeys(let count, let algorithm):
                 do {
                     let keys = try await storage.secureArea.createKeys(
-                        count: count, aliasPrefix: "holder",
+                        count: count, aliasPrefix: IssuanceKeyAlias.holderPrefix,
                         options: KeyCreationOptions(algorithm: algorithm, protection: environment.config.holderKeyProtection))
                     ledger.created += keys.map(\.alias)
                     input = .keysReady(keys)

@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import OpenID4VCI
+import WalletStorage
+
+/// What opening the wallet repaired after an interrupted run (a crash, a kill, a
+/// failing secure area): key deletions finished, and keys swept that an issuance
+/// created but never stored a credential for.
+public struct StorageRecovery: Sendable, Equatable {
+    /// Key deletions the store had recorded and finished now (spent one-time
+    /// instances, deleted credentials).
+    public let finishedKeyDeletions: Int
+    /// Aliases of the keys deleted because no credential references them.
+    public let removedOrphanKeys: [String]
+
+    /// A recovery report.
+    public init(finishedKeyDeletions: Int, removedOrphanKeys: [String]) {
+        self.finishedKeyDeletions = finishedKeyDeletions
+        self.removedOrphanKeys = removedOrphanKeys
+    }
+
+    /// Whether anything needed repair.
+    public var repairedAnything: Bool { finishedKeyDeletions > 0 || !removedOrphanKeys.isEmpty }
+}
+
+/// A consistency check of the wallet's storage (``Wallet/verifyStorage()``): the
+/// database's own check, and the agreement between credentials and the secure area.
+public struct StorageReport: Sendable, Equatable {
+    /// `PRAGMA integrity_check` of the credential database: `["ok"]` when sound.
+    public let integrity: [String]
+    /// Keys the SDK's issuance created (holder and DPoP keys) that no credential
+    /// references: what an interrupted issuance leaves until the next opening sweeps it.
+    public let orphanKeys: [String]
+    /// Key aliases that a credential still needs (an instance not yet spent, a DPoP key,
+    /// a deferred issuance's proof keys) but that the secure area does not have.
+    public let missingKeys: [String]
+    /// How many credentials the store holds.
+    public let credentialCount: Int
+
+    /// A report.
+    public init(integrity: [String], orphanKeys: [String], missingKeys: [String], credentialCount: Int) {
+        self.integrity = integrity
+        self.orphanKeys = orphanKeys
+        self.missingKeys = missingKeys
+        self.credentialCount = credentialCount
+    }
+
+    /// Whether the database is sound and keys and credentials agree.
+    public var isConsistent: Bool { integrity == ["ok"] && orphanKeys.isEmpty && missingKeys.isEmpty }
+}
+
+/// Opening the storage a configuration names, and keeping keys and credentials in step.
+enum WalletStorageSetup {
+    /// The folder of a file-backed configuration, nil for in-memory storage.
+    static func folder(for storage: WalletConfig.Storage) throws(WalletError) -> URL? {
+        switch storage {
+        case .inMemory:
+            return nil
+        case .sqlite(let url):
+            return url
+        case .applicationSupport:
+            guard let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first else {
+                throw .noApplicationSupportFolder
+            }
+            return base.appendingPathComponent("wallet", isDirectory: true)
+        }
+    }
+
+    /// Creates `folder` owner-only when it does not exist.
+    static func prepare(_ folder: URL) throws(WalletError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw .storageFolderUnavailable(path: folder.path) }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .storageFolderUnavailable(path: folder.path)
+        }
+    }
+
+    /// The secure area and store of `config`.
+    static func open(_ config: WalletConfig) throws(WalletError) -> (any SecureArea, CredentialStore) {
+        do {
+            guard let folder = try folder(for: config.storage) else {
+                let wrapping = try config.keyWrapping ?? EphemeralWrappingProvider()
+                let area = try config.secureArea ?? SoftwareSecureArea(location: .inMemory, wrapping: wrapping, clock: config.clock)
+                let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: wrapping, clock: config.clock)
+                return (area, store)
+            }
+            try prepare(folder)
+            let keys = folder.appendingPathComponent("keys.sqlite")
+            let wrapping = try config.keyWrapping ?? KeyFileWrappingProvider(nextTo: keys)
+            let area = try config.secureArea ?? SoftwareSecureArea(location: .file(keys), wrapping: wrapping, clock: config.clock)
+            let store = try CredentialStore(location: .file(folder.appendingPathComponent("credentials.sqlite")),
+                                            secureArea: area, wrapping: wrapping, clock: config.clock)
+            return (area, store)
+        } catch let error as WalletError {
+            throw error
+        } catch let error as StorageError {
+            throw .storage(error)
+        } catch {
+            throw .storage(.corruptRecord("unexpected failure opening the store"))
+        }
+    }
+
+    /// The aliases each stored credential still needs, and those whose key should exist.
+    private static func referencedAliases(_ credentials: [StoredCredential]) -> (all: Set<String>, needed: Set<String>) {
+        var all = Set<String>()
+        var needed = Set<String>()
+        for credential in credentials {
+            for instance in credential.instances {
+                all.insert(instance.keyAlias)
+                // A spent one-time instance's key is deleted when it is handed out.
+                if credential.policy.use == .rotate || instance.useCount == 0 { needed.insert(instance.keyAlias) }
+            }
+            for alias in credential.issuanceKeyAliases {
+                all.insert(alias)
+                needed.insert(alias)
+            }
+        }
+        return (all, needed)
+    }
+
+    /// Keys with an issuance prefix that no credential references. Keys an app made in
+    /// the same area under other aliases are never touched.
+    private static func orphans(in area: any SecureArea, credentials: [StoredCredential]) async throws(StorageError) -> [String] {
+        let referenced = referencedAliases(credentials).all
+        return try await area.listKeys().map(\.alias).filter { alias in
+            IssuanceKeyAlias.prefixes.contains { alias.hasPrefix($0) } && !referenced.contains(alias)
+        }
+    }
+
+    /// Finishes interrupted key deletions and sweeps orphan keys. Run when the wallet
+    /// opens, before any session can create keys: a store is owned by one wallet at a time.
+    static func recover(area: any SecureArea, store: CredentialStore) async throws(StorageError) -> StorageRecovery {
+        let finished = try await store.purgeSpentKeys()
+        let orphans = try await orphans(in: area, credentials: try await store.list())
+        try await area.deleteKeys(aliases: orphans)
+        return StorageRecovery(finishedKeyDeletions: finished, removedOrphanKeys: orphans)
+    }
+
+    /// The consistency report.
+    static func report(area: any SecureArea, store: CredentialStore) async throws(StorageError) -> StorageReport {
+        let integrity = try await store.integrityCheck()
+        let credentials = try await store.list()
+        let keys = Set(try await area.listKeys().map(\.alias))
+        let needed = referencedAliases(credentials).needed
+        return StorageReport(integrity: integrity, orphanKeys: try await orphans(in: area, credentials: credentials),
+                             missingKeys: needed.subtracting(keys).sorted(), credentialCount: credentials.count)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Mdoc
+import MdocProximity
+import SDJWT
+import WalletCrypto
+import WalletRuntime
+import WalletStorage
+
+/// The answer to one proximity request from the wallet's store: the mdocs of the
+/// requested docTypes, one instance of each spent (a `.oneTime` instance is used once
+/// and its key deleted), and exactly the elements the user chose.
+///
+/// Made by ``Wallet/documentProvider(for:consent:credentials:)`` once the user decided:
+/// ```swift
+/// let provider = try await wallet.documentProvider(for: request, consent: ConsentSelection(elements: chosen))
+/// let response = try await transfer.createResponse(deviceRequest: request, documentProvider: provider)
+/// try await transfer.sendDeviceResponse(response)
+/// ```
+/// There is no "release everything" default: an element the selection does not name is
+/// reported to the reader as not returned.
+public struct WalletDocumentProvider: MdocDocumentProvider {
+    /// One document of the answer with the key of the instance spent for it.
+    struct Document: Sendable {
+        let credentialId: CredentialId
+        let issuerSigned: IssuerSigned
+        let signer: any Signer
+    }
+
+    /// The user's selection.
+    public let selection: ConsentSelection
+    private let first: Document
+    private let others: [Document]
+
+    init(selection: ConsentSelection, first: Document, others: [Document]) {
+        self.selection = selection
+        self.first = first
+        self.others = others
+    }
+
+    /// The ids of the credentials this answer presents.
+    public var credentialIds: [CredentialId] { ([first] + others).map(\.credentialId) }
+
+    /// The prepared documents.
+    public func credentials(for request: DeviceRequest) async throws(DocumentProviderError) -> [IssuerSigned] {
+        ([first] + others).map(\.issuerSigned)
+    }
+
+    /// A device signature by the key of the instance spent for `credential`.
+    public func authentication(for credential: IssuerSigned) -> DeviceAuthenticationMethod {
+        let document = others.first { $0.issuerSigned == credential } ?? first
+        return .signature(document.signer)
+    }
+
+    /// The user's selection, as given.
+    public func consent(for request: DeviceRequest) async throws(DocumentProviderError) -> ConsentSelection { selection }
+}
+
+extension Wallet {
+    /// Prepares the answer to a proximity `request` with the elements of `consent`: for
+    /// each requested docType the selection releases something of, the credential named
+    /// in `credentials` (by docType) or else the oldest one with an instance left, with
+    /// one instance spent now. What leaves the wallet is logged when the session ends.
+    /// - Throws: `.noMatchingCredential(docType:)` when no credential can answer a docType
+    ///   the selection releases; `.storage` when the store or an unlock fails (a dismissed
+    ///   prompt arrives as `.storage(.userCancelled)`).
+    public func documentProvider(for request: DeviceRequest, consent: ConsentSelection,
+                                 credentials chosen: [String: CredentialId] = [:]) async throws(WalletError) -> WalletDocumentProvider {
+        var documents: [WalletDocumentProvider.Document] = []
+        var disclosed: [ProximityDisclosures.Document] = []
+        var seen = Set<String>()
+        for docRequest in request.docRequests {
+            let items = docRequest.itemsRequest
+            guard seen.insert(items.docType).inserted, consent.elements.contains(where: { $0.docType == items.docType }) else { continue }
+            let id: CredentialId
+            if let named = chosen[items.docType] { id = named } else { id = try await presentableMdoc(of: items.docType) }
+            let consumed: ConsumedInstance
+            do {
+                consumed = try await store.consumeInstance(of: id, unlock: await unlock?(id))
+            } catch {
+                throw .storage(error)
+            }
+            let issuerSigned: IssuerSigned
+            do { issuerSigned = try IssuerSigned(encoded: consumed.instance.raw) } catch {
+                throw .storage(.corruptRecord("credential \(id) is not an mdoc"))
+            }
+            documents.append(.init(credentialId: id, issuerSigned: issuerSigned, signer: consumed.signer))
+            disclosed.append(.init(credentialId: id, docType: items.docType, raw: consumed.instance.raw,
+                                   paths: Self.released(consent, by: items, from: issuerSigned)))
+        }
+        guard let first = documents.first else {
+            throw .noMatchingCredential(docType: request.docRequests.first?.itemsRequest.docType ?? "")
+        }
+        proximityDisclosures.register(disclosed, for: request)
+        await credentialMonitor.refresh()
+        return WalletDocumentProvider(selection: consent, first: first, others: Array(documents.dropFirst()))
+    }
+
+    private func presentableMdoc(of docType: String) async throws(WalletError) -> CredentialId {
+        let candidates: [StoredCredential]
+        do { candidates = try await store.list(CredentialFilter(format: .msoMdoc, type: docType)) } catch { throw .storage(error) }
+        for candidate in candidates where candidate.state == .issued {
+            if ((try? await store.remainingInstances(of: candidate.id)) ?? 0) > 0 { return candidate.id }
+        }
+        throw .noMatchingCredential(docType: docType)
+    }
+
+    /// The `[namespace, element]` paths that leave the wallet: selected, requested and present.
+    static func released(_ consent: ConsentSelection, by items: ItemsRequest, from document: IssuerSigned) -> [ClaimPath] {
+        consent.elements
+            .filter { element in
+                element.docType == items.docType && items.requests(nameSpace: element.nameSpace, identifier: element.identifier)
+                    && document.items(in: element.nameSpace).contains { $0.item.elementIdentifier == element.identifier }
+            }
+            .map { ClaimPath([.key($0.nameSpace), .key($0.identifier)]) }
+            .sorted { $0.description < $1.description }
+    }
+}

@@ -1,0 +1,290 @@
+import Foundation
+import Mdoc
+import MdocProximity
+import OpenID4VCI
+import OpenID4VP
+import ReferenceParties
+import Testing
+import WalletCrypto
+import WalletEncoding
+import WalletKit
+import WalletRuntime
+import WalletStorage
+
+/// Issue 15 acceptance 4: each flow leaves one entry with the right counterparty, claim
+/// paths and outcome, and no claim value unless the app opted in.
+@Suite("Transaction log through the wallet", .timeLimit(.minutes(5)))
+struct TransactionLogTests {
+    static let pidQuery = VerifierQuery(credentials: [
+        .sdJwt(id: "pid", vct: [Parties.pidType], claims: [.init(path: ["family_name"]), .init(path: ["address", "locality"])]),
+    ])
+
+    @Test("issuance: one entry naming the issuer (trusted), the credential and its claim paths, without values")
+    func issuance() async throws {
+        let parties = try Parties.make()
+        let wallet = try await Wallet(config: parties.config())
+        let id = try await parties.issuePid(into: wallet)
+        let entries = try await wallet.transactionLog.entries()
+        #expect(entries.count == 1)
+        let entry = try #require(entries.first)
+        #expect(entry.kind == .issuance)
+        #expect(entry.outcome == .completed)
+        #expect(entry.counterparty == TransactionCounterparty(identifier: "https://issuer.example", name: "Reference Issuer", trusted: true))
+        #expect(entry.credentials.map(\.credentialId) == [id])
+        #expect(entry.credentials.first?.type == Parties.pidType)
+        let paths = entry.credentials.first?.claimPaths ?? []
+        #expect(paths.contains([.string("family_name")]) && paths.contains([.string("address")]))
+        #expect(!paths.contains([.string("cnf")]) && !paths.contains([.string("vct")]), "technical claims are not the subject's")
+        #expect(entry.claimValues == nil)
+    }
+
+    @Test("issuance with claim values opted in keeps them (encrypted in the store) and reads them back")
+    func issuanceWithValues() async throws {
+        let parties = try Parties.make()
+        let wallet = try await Wallet(config: parties.config(claimValues: true))
+        let id = try await parties.issuePid(into: wallet)
+        let entry = try #require(try await wallet.transactionLog.entries().first)
+        #expect(entry.claimValues?[id]?[#"["family_name"]"#] == "Mustermann")
+    }
+
+    @Test("a refused tx_code: one failed entry with the OAuth error code, nothing stored")
+    func failedIssuance() async throws {
+        let parties = try Parties.make()
+        let wallet = try await Wallet(config: parties.config())
+        let offer = try await parties.issuer.createOffer(.preAuthorized([IssuerCredentialConfiguration.pidId], txCode: .init(value: "111111")))
+        let resolved = try await wallet.issuance.resolveOffer(offer.byValue)
+        let state = await terminalState(of: wallet.issuance.start(.fromOffer(resolved, configurationId: IssuerCredentialConfiguration.pidId,
+                                                                              txCode: "222222")))
+        guard case .failed(.authorizationFailed(oauthError: "invalid_grant", _)) = state else { Issue.record("\(state)"); return }
+        let entries = try await wallet.transactionLog.entries()
+        #expect(entries.count == 1)
+        #expect(entries.first?.outcome == .failed(reason: "invalid_grant"))
+        #expect(entries.first?.counterparty.identifier == "https://issuer.example")
+        #expect(entries.first?.credentials == [])
+        #expect(try await wallet.credentials.list().isEmpty)
+    }
+
+    @Test("remote presentation: the verifier's client_id and trust, the disclosed paths of the chosen credential, completed")
+    func remotePresentation() async throws {
+        let parties = try Parties.make()
+        let wallet = try await Wallet(config: parties.config())
+        let id = try await parties.issuePid(into: wallet)
+        let transaction = try await parties.verifier.createTransaction(PresentationRequestOptions(
+            query: Self.pidQuery, responseMode: .directPostJwt, delivery: .byReference(method: .post)))
+        let state = await terminalState(of: wallet.presentation.start(transaction.authorizationRequestURI))
+        guard case .completed = state else { Issue.record("\(state)"); return }
+        #expect(await parties.verifier.verdict(for: transaction.id)?.outcome == .accepted)
+        let entries = try await wallet.transactionLog.entries(TransactionFilter(kind: .remotePresentation))
+        #expect(entries.count == 1)
+        let entry = try #require(entries.first)
+        #expect(entry.counterparty == TransactionCounterparty(identifier: transaction.clientId, name: "Reference Verifier", trusted: true))
+        #expect(entry.outcome == .completed)
+        #expect(entry.credentials == [TransactionCredential(credentialId: id, type: Parties.pidType,
+                                                            claimPaths: [[.string("family_name")], [.string("address"), .string("locality")]])])
+        #expect(entry.claimValues == nil)
+        #expect(try await wallet.transactionLog.entries().count == 2, "the issuance and the presentation")
+    }
+
+    @Test("remote presentation with values opted in: exactly the disclosed values")
+    func remotePresentationValues() async throws {
+        let parties = try Parties.make()
+        let wallet = try await Wallet(config: parties.config(claimValues: true))
+        let id = try await parties.issuePid(into: wallet)
+        let transaction = try await parties.verifier.createTransaction(PresentationRequestOptions(query: Self.pidQuery))
+        _ = await terminalState(of: wallet.presentation.start(transaction.authorizationRequestURI))
+        let entry = try #require(try await wallet.transactionLog.entries(TransactionFilter(kind: .remotePresentation)).first)
+        #expect(entry.claimValues == [id: ["[\"family_name\"]": "Mustermann", "[\"address\",\"locality\"]": "Koeln"]])
+    }
+
+    @Test("a declined request: declined, nothing disclosed; an untrusted one: failed, trusted false, never resolved")
+    func declinedAndUntrusted() async throws {
+        let parties = try Parties.make()
+        let wallet = try await Wallet(config: parties.config())
+        _ = try await parties.issuePid(into: wallet)
+        let transaction = try await parties.verifier.createTransaction(PresentationRequestOptions(query: Self.pidQuery))
+        let declined = await terminalState(of: wallet.presentation.start(transaction.authorizationRequestURI)) { _ in nil }
+        guard case .declined = declined else { Issue.record("\(declined)"); return }
+        let untrusted = try await parties.verifier.createTransaction(PresentationRequestOptions(query: Self.pidQuery, faults: [.untrustedChain]))
+        let failed = await terminalState(of: wallet.presentation.start(untrusted.authorizationRequestURI))
+        guard case .failed(.verifierNotTrusted) = failed else { Issue.record("\(failed)"); return }
+        let entries = try await wallet.transactionLog.entries(TransactionFilter(kind: .remotePresentation))
+        #expect(entries.count == 2)
+        #expect(entries.map(\.outcome) == [.failed(reason: "verifierNotTrusted"), .declined])
+        #expect(entries.allSatisfy { $0.credentials.isEmpty })
+        #expect(entries[0].counterparty.trusted == false)
+        #expect(entries[0].counterparty.identifier == untrusted.clientId, "the client_id of the request link")
+        #expect(entries[1].counterparty == TransactionCounterparty(identifier: transaction.clientId, name: "Reference Verifier", trusted: true))
+    }
+
+    @Test("DC API presentation: the origin-bound client id, the disclosed paths, completed; the verifier accepts the response")
+    func dcApi() async throws {
+        let parties = try Parties.make()
+        let wallet = try await Wallet(config: parties.config())
+        let id = try await parties.issuePid(into: wallet)
+        let origin = Parties.verifierOrigin
+        let transaction = try await parties.verifier.createDcApiRequest(DcApiRequestOptions(
+            query: Self.pidQuery, signed: true, expectedOrigins: [origin], encrypted: true))
+        let session = wallet.presentation.startDcApi(transaction.requestJSON.serialized, origin: origin)
+        let state = await terminalState(of: session)
+        guard case .completed(_, let response?) = state else { Issue.record("\(state)"); return }
+        let verdict = try await parties.verifier.verifyDcApiResponse(try JSONValue.parse(response), transactionId: transaction.id, origin: origin)
+        #expect(verdict.outcome == .accepted)
+        let entry = try #require(try await wallet.transactionLog.entries(TransactionFilter(kind: .dcApiPresentation)).first)
+        #expect(entry.counterparty.identifier == transaction.clientId)
+        #expect(entry.counterparty.trusted == true)
+        #expect(entry.outcome == .completed)
+        #expect(entry.credentials.map(\.credentialId) == [id])
+        #expect(entry.credentials.first?.claimPaths == [[.string("family_name")], [.string("address"), .string("locality")]])
+        #expect(entry.claimValues == nil)
+    }
+
+    @Test("proximity: the reader's certificate subject, trusted, the released elements only, completed; an instance is spent")
+    func proximity() async throws {
+        let parties = try Parties.make()
+        let reader = try TestReader.make()
+        let wallet = try await Wallet(config: parties.config(proximity: ProximityConfig(connector: reader.holderConnector),
+                                                               extraReaderAnchorsDer: [reader.root.derEncoded]))
+        let id = try await parties.issueMdl(into: wallet)
+        let released: Set<ReleasedElement> = [ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "family_name"),
+                                              ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "age_over_18")]
+        let recorded = wallet.transactionLog.recorded
+        let verified = try await reader.present(from: wallet, releasing: released, issuerAnchors: [parties.issuer.trustAnchors.iaca])
+        #expect(verified.documents.first?.value(nameSpace: Parties.nameSpace, identifier: "family_name") == .textString("Mustermann"))
+        #expect(verified.documents.first?.value(nameSpace: Parties.nameSpace, identifier: "portrait") == nil, "asked for, not released")
+        let entry = try #require(await recorded.first { $0.kind == .proximityPresentation })
+        #expect(entry.counterparty == TransactionCounterparty(identifier: reader.certificate.subject.rfc4514String,
+                                                              name: "Test Reader", trusted: true))
+        #expect(entry.outcome == .completed)
+        #expect(entry.credentials == [TransactionCredential(credentialId: id, type: Parties.mDLType, claimPaths: [
+            [.string(Parties.nameSpace), .string("age_over_18")], [.string(Parties.nameSpace), .string("family_name")]])])
+        #expect(entry.claimValues == nil)
+        #expect(try await wallet.credentials.remainingInstances(of: id) == 2, "a oneTime instance of three spent")
+        await wallet.proximity.closeAll()
+    }
+
+    @Test("proximity declined: one declined entry, nothing released, no instance spent")
+    func proximityDeclined() async throws {
+        let parties = try Parties.make()
+        let reader = try TestReader.make()
+        let wallet = try await Wallet(config: parties.config(readerAnchors: false, proximity: ProximityConfig(connector: reader.holderConnector)))
+        let id = try await parties.issueMdl(into: wallet)
+        let recorded = wallet.transactionLog.recorded
+        await #expect(throws: ProximityError.self) {
+            _ = try await reader.present(from: wallet, releasing: nil, issuerAnchors: [parties.issuer.trustAnchors.iaca])
+        }
+        let entry = try #require(await recorded.first { $0.kind == .proximityPresentation })
+        #expect(entry.outcome == .declined)
+        #expect(entry.credentials.isEmpty)
+        #expect(entry.counterparty.trusted == nil, "no reader anchors configured")
+        #expect(try await wallet.credentials.remainingInstances(of: id) == 3)
+        await wallet.proximity.closeAll()
+    }
+
+    @Test("a reader whose certificate does not chain to the reader anchors: the session ends, failed, trusted false")
+    func untrustedReader() async throws {
+        let parties = try Parties.make()
+        let reader = try TestReader.make()
+        let wallet = try await Wallet(config: parties.config(proximity: ProximityConfig(connector: reader.holderConnector)))
+        let id = try await parties.issueMdl(into: wallet)
+        let recorded = wallet.transactionLog.recorded
+        await #expect(throws: ProximityError.self) {
+            _ = try await reader.present(from: wallet, releasing: [], issuerAnchors: [parties.issuer.trustAnchors.iaca])
+        }
+        let entry = try #require(await recorded.first { $0.kind == .proximityPresentation })
+        #expect(entry.outcome == .failed(reason: "readerAuthenticationFailed"))
+        #expect(entry.counterparty.trusted == false)
+        #expect(entry.credentials.isEmpty)
+        #expect(try await wallet.credentials.remainingInstances(of: id) == 3)
+        await wallet.proximity.closeAll()
+    }
+
+    @Test("entries are queried by kind and credential, and deleted one by one or by filter")
+    func queryAndDelete() async throws {
+        let parties = try Parties.make()
+        let wallet = try await Wallet(config: parties.config())
+        let first = try await parties.issuePid(into: wallet)
+        _ = try await parties.issuePid(into: wallet)
+        let transaction = try await parties.verifier.createTransaction(PresentationRequestOptions(query: Self.pidQuery))
+        _ = await terminalState(of: wallet.presentation.start(transaction.authorizationRequestURI)) { request in
+            PresentationSelection(chosen: ["pid": [first]])
+        }
+        #expect(try await wallet.transactionLog.entries().count == 3)
+        #expect(try await wallet.transactionLog.entries(TransactionFilter(credentialId: first)).count == 2)
+        let presentation = try #require(try await wallet.transactionLog.entries(TransactionFilter(kind: .remotePresentation)).first)
+        try await wallet.transactionLog.delete(id: presentation.id)
+        #expect(try await wallet.transactionLog.entries().count == 2)
+        #expect(try await wallet.transactionLog.delete(TransactionFilter(kind: .issuance)) == 2)
+        #expect(try await wallet.transactionLog.entries().isEmpty)
+        await #expect(throws: WalletError.storage(.transactionNotFound(id: presentation.id))) {
+            try await wallet.transactionLog.delete(id: presentation.id)
+        }
+    }
+
+    @Test("a disabled log records nothing")
+    func disabled() async throws {
+        let parties = try Parties.make()
+        var config = parties.config()
+        config.transactionLog = TransactionLogOptions(isEnabled: false)
+        let wallet = try await Wallet(config: config)
+        _ = try await parties.issuePid(into: wallet)
+        #expect(try await wallet.transactionLog.entries().isEmpty)
+    }
+}
+
+/// A reader with its own authentication PKI, on a simulated BLE link with the wallet.
+struct TestReader {
+    let air: SimulatedBLEAir
+    let root: X509Certificate
+    let certificate: X509Certificate
+    let key: ECPrivateKey
+
+    static func make() throws -> TestReader {
+        let now = Date()
+        let rootKey = try ECPrivateKey.generate(curve: .p256)
+        let root = try CertificateBuilder.certificateAuthority(
+            subject: DistinguishedName([(.commonName, "Test Reader Root"), (.country, "DE")]),
+            notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(86_400)).selfSigned(with: .ec(rootKey))
+        let key = try ECPrivateKey.generate(curve: .p256)
+        let certificate = try CertificateBuilder.mdocReaderAuthentication(
+            subject: DistinguishedName([(.commonName, "Test Reader"), (.country, "DE")]), subjectPublicKeyInfoDER: try key.publicKey.spkiDER,
+            notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(86_400)).signed(by: root, key: .ec(rootKey))
+        return TestReader(air: SimulatedBLEAir(), root: root, certificate: certificate, key: key)
+    }
+
+    var holderConnector: BLEConnector { BLEConnector(party: .mdoc, modes: [.peripheralServer]) { [air] in air.makeRadio() } }
+
+    /// Engages the wallet's QR code, asks for three mDL elements with reader
+    /// authentication, and lets the wallet's user release `releasing` (nil: decline).
+    func present(from wallet: Wallet, releasing: Set<ReleasedElement>?, issuerAnchors: [X509Certificate]) async throws -> VerifiedResponse {
+        let engagement = try await wallet.proximity.createEngagement(.qr, config: wallet.engagementConfig)
+        let holder = Task {
+            for await state in wallet.proximity.eventHub.sessionState {
+                if state.userInteractionRequired, let bytes = state.deviceRequest,
+                   let transfer = wallet.proximity.activeEngagement.current?.transferManager {
+                    guard let releasing, let request = try? DeviceRequest(encoded: bytes) else {
+                        try? await transfer.decline()
+                        continue
+                    }
+                    do {
+                        let provider = try await wallet.documentProvider(for: request, consent: ConsentSelection(elements: releasing))
+                        let response = try await transfer.createResponse(deviceRequest: request, documentProvider: provider)
+                        try await transfer.sendDeviceResponse(response)
+                    } catch {
+                        Issue.record("holder: \(error)")
+                    }
+                }
+                if state.isTerminal { break }
+            }
+        }
+        defer { holder.cancel() }
+        let reader = try MdocReader(connector: BLEConnector(party: .reader, modes: [.peripheralServer]) { [air] in air.makeRadio() },
+                                    trustAnchors: issuerAnchors)
+        try await reader.engage(qrCodeUri: engagement.qrCodeUri ?? "")
+        let items = ItemsRequest(docType: Parties.mDLType, nameSpaces: [(Parties.nameSpace, [
+            ("family_name", false), ("age_over_18", false), ("portrait", false)])])
+        let verified = try await reader.request([items], readerKey: ReaderAuthenticationKey(signer: SoftwareSigner(key), certificateChain: [certificate]))
+        await reader.end()
+        await holder.value
+        return verified
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import OpenID4VCI
+import ReferenceParties
+import Testing
+import WalletCrypto
+import WalletKit
+import WalletRuntime
+import WalletStorage
+
+@Suite("The Wallet facade", .timeLimit(.minutes(5)))
+struct WalletFacadeTests {
+    @Test("credentials.changes replays the current list, then publishes after an issuance and after a deletion")
+    func changes() async throws {
+        let parties = try Parties.make()
+        let wallet = try await Wallet(config: parties.config())
+        var updates = wallet.credentials.changes.makeAsyncIterator()
+        #expect(await updates.next() == [])
+        let id = try await parties.issuePid(into: wallet)
+        let afterIssuance = try #require(await updates.next())
+        #expect(afterIssuance.map(\.id) == [id])
+        #expect(wallet.credentials.current.map(\.id) == [id])
+        let late = wallet.credentials.changes
+        var lateIterator = late.makeAsyncIterator()
+        #expect(await lateIterator.next()?.map(\.id) == [id], "a new observer starts from the present")
+        try await wallet.credentials.delete(id)
+        #expect(await updates.next() == [])
+        #expect(try await wallet.credentials.get(id) == nil)
+        #expect(await parties.issuer.inspection.notifications.map(\.event).contains("credential_deleted"))
+    }
+
+    @Test("a folder store keeps credentials and the log across openings, in the wallet command's layout")
+    func persistence() async throws {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let parties = try Parties.make()
+        let id: CredentialId
+        do {
+            let wallet = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
+            id = try await parties.issuePid(into: wallet)
+        }
+        for name in ["keys.sqlite", "keys.sqlite.key", "credentials.sqlite"] {
+            #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(name).path), "\(name)")
+        }
+        let permissions = try FileManager.default.attributesOfItem(atPath: folder.path)[.posixPermissions] as? Int
+        #expect(permissions == 0o700)
+        let reopened = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
+        #expect(try await reopened.credentials.list().map(\.id) == [id])
+        #expect(try await reopened.transactionLog.entries().count == 1)
+        #expect(reopened.recovery == StorageRecovery(finishedKeyDeletions: 0, removedOrphanKeys: []))
+        #expect(try await reopened.verifyStorage().isConsistent)
+    }
+
+    @Test("opening sweeps keys an interrupted issuance left (holder and DPoP prefixes only) and reports them")
+    func orphanSweep() async throws {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let parties = try Parties.make()
+        let kept: CredentialId
+        do {
+            let wallet = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
+            kept = try await parties.issuePid(into: wallet)
+            // What a kill between key creation and saving leaves: keys nothing references.
+            _ = try await wallet.secureArea.createKeys(count: 2, aliasPrefix: "holder", options: KeyCreationOptions())
+            _ = try await wallet.secureArea.createKey(alias: "dpop-interrupted")
+            _ = try await wallet.secureArea.createKey(alias: "app-own-key")
+            let report = try await wallet.verifyStorage()
+            #expect(report.orphanKeys.count == 3)
+            #expect(!report.isConsistent)
+            #expect(report.integrity == ["ok"])
+        }
+        let reopened = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
+        #expect(reopened.recovery.removedOrphanKeys.count == 3)
+        #expect(reopened.recovery.removedOrphanKeys.contains("dpop-interrupted"))
+        let aliases = try await reopened.secureArea.listKeys().map(\.alias)
+        #expect(aliases.contains("app-own-key"), "keys of other aliases are the app's")
+        let credential = try #require(try await reopened.credentials.get(kept))
+        #expect(credential.instances.allSatisfy { aliases.contains($0.keyAlias) })
+        #expect(try await reopened.verifyStorage().isConsistent)
+    }
+
+    @Test("verifyStorage reports a key a credential still needs that the secure area lost")
+    func missingKey() async throws {
+        let parties = try Parties.make()
+        let wallet = try await Wallet(config: parties.config())
+        let id = try await parties.issuePid(into: wallet)
+        let alias = try #require(try await wallet.credentials.get(id)?.instances.first?.keyAlias)
+        try await wallet.secureArea.deleteKey(alias: alias)
+        let report = try await wallet.verifyStorage()
+        #expect(report.missingKeys == [alias])
+        #expect(report.credentialCount == 1)
+        #expect(!report.isConsistent)
+    }
+
+    @Test("reader anchors that are not DER certificates are refused when the wallet opens")
+    func invalidReaderAnchor() async throws {
+        await #expect(throws: WalletError.invalidReaderAnchor(index: 1)) {
+            _ = try await Wallet(config: WalletConfig(storage: .inMemory, trust: TrustConfig(readerAnchorsDer: [
+                try CertificateBuilder.certificateAuthority(subject: DistinguishedName([(.commonName, "R")]), notBefore: Date(),
+                                                            notAfter: Date().addingTimeInterval(60))
+                    .selfSigned(with: .ec(try ECPrivateKey.generate(curve: .p256))).derEncoded,
+                [0x30, 0x00],
+            ])))
+        }
+    }
+
+    @Test("a storage folder that is a file is refused")
+    func folderIsAFile() async throws {
+        let file = temporaryFolder()
+        try Data([1]).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        await #expect(throws: WalletError.storageFolderUnavailable(path: file.path)) {
+            _ = try await Wallet(config: WalletConfig(storage: .sqlite(at: file)))
+        }
+    }
+
+    @Test("trust anchors of TrustConfig reach issuance: an issuer outside them is refused")
+    func issuerTrust() async throws {
+        let parties = try Parties.make()
+        let other = try Parties.make()
+        var config = parties.config()
+        config.trust.issuerAnchors = [other.issuer.trustAnchors.iaca, other.issuer.trustAnchors.issuerRoot]
+        let wallet = try await Wallet(config: config)
+        await #expect(throws: TestFailure.self) { _ = try await parties.issuePid(into: wallet) }
+        let entry = try #require(try await wallet.transactionLog.entries().first)
+        #expect(entry.counterparty.trusted == false)
+        guard case .failed(let reason) = entry.outcome else { Issue.record("\(entry.outcome)"); return }
+        #expect(reason == "credentialRequestFailed.invalidCredential")
+    }
+}
