@@ -7,6 +7,7 @@ struct WalletCommand {
     usage: wallet <command> [arguments]
 
     commands:
+    \(DemoCommand.usage)
       inspect <input>            show what <input> is: CBOR as diagnostic notation (tag-24
                                  items expanded), a JWT/JWS/JWE/SD-JWT header and payload,
                                  an X.509 certificate summary, a COSE_Sign1 with its x5chain
@@ -83,6 +84,7 @@ struct WalletCommand {
         case "reissue": return try await IssueCommand.reissue(rest)
         case "credentials": return try await CredentialsCommand.run(rest)
         case "present": return try await PresentCommand.run(rest)
+        case "demo": return try await DemoCommand.run(rest)
         case "serve": return try await ServeCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")
