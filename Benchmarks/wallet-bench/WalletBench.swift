@@ -63,8 +63,8 @@ struct WalletBench {
         case "sdjwt": try SDJWTBenchmark.run(iterations: iterations, python: python)
         case "mdoc": try MdocBenchmark.run(iterations: iterations, python: python)
         case "proximity": try ProximityBenchmark.run(iterations: iterations, python: python)
-        case "issuance": try IssuanceBenchmark.run(iterations: iterations, python: python)
         case "presentation": try PresentationBenchmark.run(iterations: iterations, python: python)
+        case "issuance": try IssuanceBenchmark.run(iterations: iterations, python: python)
         default: print(usage); exit(2)
         }
     }
