@@ -6,7 +6,7 @@ import Testing
 import WalletCrypto
 import WalletRuntime
 
-/// The README's usage snippets, kept compiling and true.
+/// The usage examples (now in docs/foundation.md), kept compiling and true.
 @Suite("README examples")
 struct ReadmeExampleTests {
     @Test("the CBOR example decodes with exact bytes and prints diagnostic notation")
