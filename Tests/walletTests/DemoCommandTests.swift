@@ -32,11 +32,11 @@ struct DemoCommandTests {
     }
 
     /// Runs `wallet demo` with `arguments` and waits for it (the hang guard is the suite's limit).
-    static func demo(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+    static func demo(_ arguments: [String], environment: [String: String] = [:], qr: Bool = false) async throws -> Run {
         let binary = try #require(walletBinary, "the wallet binary is built with the tests")
         let process = Process()
         process.executableURL = binary
-        process.arguments = ["demo", "--no-qr"] + arguments
+        process.arguments = ["demo"] + (qr ? [] : ["--no-qr"]) + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
@@ -102,7 +102,7 @@ struct DemoCommandTests {
 
     @Test("the README's run command completes: two issuances, three presentations accepted, one log entry each, a sound store")
     func completes() async throws {
-        let run = try await Self.demo(["--json"])
+        let run = try await Self.demo(["--json"], qr: true)
         #expect(run.status == 0, "\(run.stderr.suffix(20).joined(separator: "\n"))")
         let report = try JSONValue.parseObject(Array(run.stdout.utf8))
         #expect(report["remote"]?["accepted"] == .bool(true))
@@ -121,6 +121,15 @@ struct DemoCommandTests {
         #expect(ui.first { $0.contains("Scan the QR with reader") } != nil)
         #expect(ui.last?.contains("terminal · Completed") == true)
         #expect(run.stderr.contains { $0.hasPrefix("[6/6]") })
+        // A QR code where a person would scan one: the offer, the request, the engagement
+        // (libqrencode symbols, drawn black on white; QRCodeTests decodes one back).
+        let symbols = run.stderr.indices.filter { index in
+            run.stderr[index].hasPrefix("\u{1B}[30;107m") && (index == 0 || !run.stderr[index - 1].hasPrefix("\u{1B}[30;107m"))
+        }
+        #expect(symbols.count == 3)
+        for caption in ["issuer: credential offer", "verifier: authorization request", "wallet: device engagement"] {
+            #expect(run.stderr.contains { $0.contains(caption) }, "\(caption)")
+        }
     }
 
     @Test("SIGKILL at every checkpoint of both issuances, then a rerun on the same store: repaired, consistent, completed")
