@@ -52,7 +52,7 @@ enum MdocBenchmark {
         // Holder: keys, build, encrypt.
         var encrypted: [UInt8] = []
         let holder = try await asyncMedian(iterations) {
-            let session = try await SessionEncryption(role: .mdoc, privateKey: eDeviceKey, peerPublicKey: eReaderKey.publicKey,
+            let session = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey), peerPublicKey: eReaderKey.publicKey,
                                                       sessionTranscript: transcript)
             let response = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
                                                                    authentication: { _ in .signature(deviceSigner) })
@@ -61,7 +61,7 @@ enum MdocBenchmark {
         // Reader: keys, decrypt, verify.
         let verifier = DeviceResponseVerifier(trustAnchors: [iaca], sessionTranscript: transcript)
         let reader = try await asyncMedian(iterations) {
-            let session = try await SessionEncryption(role: .reader, privateKey: eReaderKey, peerPublicKey: eDeviceKey.publicKey,
+            let session = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(eReaderKey), peerPublicKey: eDeviceKey.publicKey,
                                                       sessionTranscript: transcript)
             let plaintext = try await session.decrypt(encrypted)
             let verified = try await verifier.verify(try DeviceResponse(encoded: plaintext), at: now)

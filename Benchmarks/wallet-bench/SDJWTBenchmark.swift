@@ -2,6 +2,7 @@ import Foundation
 import JOSE
 import SDJWT
 import WalletCrypto
+import WalletEncoding
 
 /// The `sdjwt` case: a holder building a presentation of 10 disclosures with a KB-JWT,
 /// and a verifier checking it (issuer signature, disclosures, KB-JWT), each against the
@@ -12,7 +13,7 @@ enum SDJWTBenchmark {
         let holderKey = try ECPrivateKey.generate(curve: .p256)
         let holderSigner = SoftwareSigner(holderKey)
         let now = Date()
-        var claims: [String: JSONValue] = [
+        var claims: JSONObject = [
             "vct": "urn:eudi:pid:1", "iss": "https://issuer.example",
             "iat": .integer(Int64(now.timeIntervalSince1970) - 60), "exp": .integer(Int64(now.timeIntervalSince1970) + 86_400),
         ]

@@ -1,3 +1,4 @@
+import WalletEncoding
 /// How to render diagnostic notation (RFC 8949 §8, RFC 8610 Appendix G).
 public struct CBORDiagnosticOptions: Sendable, Hashable {
     /// Show the content of tag 24 (embedded CBOR) decoded, as `24(<< ... >>)`, recursively;
@@ -50,7 +51,6 @@ struct DiagnosticPrinter {
         self.options = options
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     // MARK: Values
 
@@ -207,38 +207,13 @@ struct DiagnosticPrinter {
     }
 
     private mutating func printBytes(_ bytes: ArraySlice<UInt8>) {
-        var text = [UInt8]("h'".utf8)
-        text.reserveCapacity(bytes.count * 2 + 3)
-        for byte in bytes {
-            text.append(Self.hexDigits[Int(byte >> 4)])
-            text.append(Self.hexDigits[Int(byte & 0x0F)])
-        }
-        text.append(UInt8(ascii: "'"))
-        output += String(decoding: text, as: UTF8.self)
+        output += "h'" + Hex.encode(bytes) + "'"
     }
 
-    // JSON-style escapes (RFC 8259 §7), as RFC 8949 §8 prescribes for text strings.
+    // JSON-style escapes (RFC 8259 §7), as RFC 8949 §8 prescribes for text strings;
+    // printable escaping so that hostile text cannot drive the terminal.
     private mutating func printText(_ string: String) {
-        output += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{08}": output += "\\b"
-            case "\u{0C}": output += "\\f"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    let hex = String(scalar.value, radix: 16)
-                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        output += "\""
+        JSONWriter.appendString(string, escaping: .printable, to: &output)
     }
 
     /// -1 - n in decimal, including -18446744073709551616.

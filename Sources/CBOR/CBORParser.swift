@@ -1,3 +1,4 @@
+import WalletEncoding
 /// One decoded item's place in the input, recorded when exact bytes are wanted.
 struct CBORNode: Sendable {
     /// Offset of the initial byte.

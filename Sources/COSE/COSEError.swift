@@ -47,6 +47,7 @@ public enum COSEError: Error, Equatable, Sendable {
     case untrusted(TrustFailure)
     /// A primitive in `WalletCrypto` failed.
     case crypto(CryptoError)
-    /// A `Signer` failed with an error that is not a `CryptoError`; the string describes it.
-    case signingFailed(String)
+    /// The caller's `Signer` failed (a cancelled authentication prompt arrives here
+    /// unchanged as `.keyOperation(.userCancelled)`).
+    case keyOperation(KeyOperationError)
 }

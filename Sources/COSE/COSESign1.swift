@@ -114,10 +114,8 @@ public struct COSESign1: Hashable, Sendable {
         let signature: [UInt8]
         do {
             signature = try await signer.sign(toBeSigned)
-        } catch let error as CryptoError {
-            throw .crypto(error)
         } catch {
-            throw .signingFailed(String(describing: error))
+            throw .keyOperation(error)
         }
         return COSESign1(headers: headers, payload: detached ? nil : payload, signature: signature, tagged: tagged)
     }

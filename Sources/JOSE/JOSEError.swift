@@ -1,5 +1,6 @@
 import Foundation
 import WalletCrypto
+import WalletEncoding
 
 /// The one error type of the `JOSE` module: every failure to parse, sign, verify,
 /// validate, encrypt or decrypt a JOSE object is one of these cases.
@@ -7,6 +8,9 @@ public enum JOSEError: Error, Equatable, Sendable {
     /// The input is not a well-formed JOSE object (wrong part count, bad base64url,
     /// JSON that does not parse, a member of the wrong type ...); the text says what.
     case malformed(String)
+    /// A part that must be JSON (`part`: "protected header", "JWK", "JWT claims" ...) does
+    /// not parse, or is not an object.
+    case invalidJSON(part: String, JSONError)
     /// An algorithm (`alg`, `enc`, `zip`) or key type this module does not implement.
     case unsupportedAlgorithm(String)
     /// An algorithm that is never accepted, whatever the key (`none`).
@@ -52,7 +56,10 @@ public enum JOSEError: Error, Equatable, Sendable {
     /// The `x5c` chain is not trusted for this use: absent, unparsable, not validating to
     /// the trust anchors, or its certificates do not meet the policy.
     case untrusted(TrustFailure)
-    /// The caller's `Signer`, `KeyAgreement` or key resolver failed with its own error.
+    /// The caller's `Signer` or `KeyAgreement` failed (a cancelled authentication prompt
+    /// arrives here unchanged as `.keyOperation(.userCancelled)`).
+    case keyOperation(KeyOperationError)
+    /// The caller's key resolver failed with its own error.
     case keyOperationFailed(String)
     /// A `WalletCrypto` primitive failed.
     case crypto(CryptoError)
@@ -82,6 +89,17 @@ extension JOSEError {
             throw .crypto(error)
         } catch {
             throw .keyOperationFailed(String(describing: error))
+        }
+    }
+}
+
+extension JSONValue {
+    /// Parses `bytes` as a JSON object for the JOSE part named `part`.
+    static func parseObject(_ bytes: [UInt8], what part: String) throws(JOSEError) -> JSONObject {
+        do {
+            return try parseObject(bytes)
+        } catch {
+            throw .invalidJSON(part: part, error)
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// The protected header of a JWS or JWE: the base64url text as received (which is
 /// what gets signed or authenticated), its decoded JSON bytes, and the parsed members.
@@ -10,7 +11,7 @@ public struct JOSEHeader: Sendable, Equatable {
     /// The decoded JSON bytes of the header.
     public let rawBytes: [UInt8]
     /// All members of the header.
-    public let members: [String: JSONValue]
+    public let members: JSONObject
 
     /// Header parameter names registered by RFC 7515, 7516, 7518 and 7797, which
     /// `crit` must not list (RFC 7515 §4.1.11).
@@ -22,7 +23,7 @@ public struct JOSEHeader: Sendable, Equatable {
     /// Decodes and parses an encoded protected header (duplicate members are rejected).
     public init(encoded: some StringProtocol) throws(JOSEError) {
         guard !encoded.isEmpty else { throw .malformed("empty protected header") }
-        guard let bytes = Base64URL.decode(encoded), !encoded.hasSuffix("=") else {
+        guard let bytes = Base64URL.decodeStrict(encoded) else {
             throw .malformed("protected header is not base64url")
         }
         self.encoded = String(encoded)
@@ -32,7 +33,7 @@ public struct JOSEHeader: Sendable, Equatable {
     }
 
     /// Builds a header from members (serialized with sorted member names).
-    public init(members: [String: JSONValue]) throws(JOSEError) {
+    public init(members: JSONObject) throws(JOSEError) {
         self.members = members
         self.rawBytes = JSONValue.object(members).serializedBytes
         self.encoded = Base64URL.encode(rawBytes)
@@ -99,7 +100,7 @@ public struct JOSEHeader: Sendable, Equatable {
         guard let entries = members["x5c"]?.arrayValue else { return nil }
         var chain: [X509Certificate] = []
         for (index, entry) in entries.enumerated() {
-            guard let text = entry.stringValue, let der = Data(base64Encoded: text),
+            guard let text = entry.stringValue, let der = Base64.decodeStrict(text),
                   let certificate = try? X509Certificate(derEncoded: [UInt8](der)) else {
                 throw .untrusted(.malformedCertificate(index: index))
             }

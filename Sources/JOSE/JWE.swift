@@ -1,6 +1,7 @@
 import Foundation
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// A JWE in compact serialization (RFC 7516 §7.1) with `alg: ECDH-ES` (direct key
 /// agreement, RFC 7518 §4.6) and AES-GCM content encryption, as OpenID4VP encrypted
@@ -37,7 +38,7 @@ public struct JWE: Sendable, Equatable {
         guard header["epk"]?.objectValue != nil else { throw .malformed("ECDH-ES header has no epk") }
         guard parts[1].isEmpty else { throw .malformed("direct key agreement has an empty encrypted key") }
         func decode(_ part: Substring, _ what: String) throws(JOSEError) -> [UInt8] {
-            guard let bytes = Base64URL.decode(part), !part.hasSuffix("=") else { throw .malformed("\(what) is not base64url") }
+            guard let bytes = Base64URL.decodeStrict(part) else { throw .malformed("\(what) is not base64url") }
             return bytes
         }
         let iv = try decode(parts[2], "iv")
@@ -94,7 +95,7 @@ public struct JWE: Sendable, Equatable {
     public static func encrypt(
         _ plaintext: [UInt8], to recipient: JWK, contentEncryption: ContentEncryptionAlgorithm = .a128gcm,
         agreementPartyUInfo: [UInt8]? = nil, agreementPartyVInfo: [UInt8]? = nil, compress: Bool = false,
-        additionalHeaders: [String: JSONValue] = [:]
+        additionalHeaders: JSONObject = [:]
     ) throws(JOSEError) -> JWE {
         guard recipient.keyType == .ec else {
             throw .algorithmKeyMismatch(algorithm: keyAgreementAlgorithm, keyType: recipient.keyType.rawValue)
@@ -172,7 +173,22 @@ public struct JWE: Sendable, Equatable {
         understoodCriticalHeaders: Set<String> = [], maximumDecompressedSize: Int = JWE.defaultMaximumDecompressedSize
     ) async throws(JOSEError) -> [UInt8] {
         let epk = try prepare(recipient: keyAgreement.publicKey, recipientKeyID: recipientKeyID, understood: understoodCriticalHeaders)
-        let sharedSecret = try await JOSEError.wrapAsync { try await keyAgreement.sharedSecret(with: epk) }
+        let sharedSecret: [UInt8]
+        do {
+            sharedSecret = try await keyAgreement.sharedSecret(with: epk)
+        } catch {
+            throw .keyOperation(error)
+        }
+        return try open(sharedSecret: sharedSecret, maximumDecompressedSize: maximumDecompressedSize)
+    }
+
+    /// Decrypts with an in-memory EC private key (an ephemeral response-encryption key).
+    public func decrypt(
+        with privateKey: ECPrivateKey, recipientKeyID: String? = nil,
+        understoodCriticalHeaders: Set<String> = [], maximumDecompressedSize: Int = JWE.defaultMaximumDecompressedSize
+    ) throws(JOSEError) -> [UInt8] {
+        let epk = try prepare(recipient: privateKey.publicKey, recipientKeyID: recipientKeyID, understood: understoodCriticalHeaders)
+        let sharedSecret = try JOSECrypto.sharedSecret(privateKey, with: epk)
         return try open(sharedSecret: sharedSecret, maximumDecompressedSize: maximumDecompressedSize)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// A JSON Web Key (RFC 7517): an EC key on P-256, P-384 or P-521, an OKP key
 /// (Ed25519; X25519 is read for key sets but not used), a symmetric `oct` key, or
@@ -25,7 +26,7 @@ public struct JWK: Sendable, Equatable, Hashable {
     /// The key type (`kty`).
     public let keyType: KeyType
     /// All members of the key, by name, as parsed or built.
-    public let members: [String: JSONValue]
+    public let members: JSONObject
 
     /// The members that hold private key material, per key type (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2).
     private static let privateMemberNames: Set<String> = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
@@ -43,7 +44,7 @@ public struct JWK: Sendable, Equatable, Hashable {
     }
 
     /// Validates `members` as a JWK.
-    public init(members: [String: JSONValue]) throws(JOSEError) {
+    public init(members: JSONObject) throws(JOSEError) {
         guard let kty = members["kty"]?.stringValue else { throw .invalidKey("kty missing or not a string") }
         guard let keyType = KeyType(rawValue: kty) else { throw .unsupportedAlgorithm("kty \(kty)") }
         for name in ["kid", "use", "alg"] {
@@ -51,7 +52,7 @@ public struct JWK: Sendable, Equatable, Hashable {
         }
         if let x5c = members["x5c"] {
             guard let entries = x5c.arrayValue, !entries.isEmpty,
-                  entries.allSatisfy({ $0.stringValue.flatMap { Data(base64Encoded: $0) } != nil }) else {
+                  entries.allSatisfy({ $0.stringValue.flatMap { Base64.decodeStrict($0) } != nil }) else {
                 throw .invalidKey("x5c is not a non-empty array of base64 certificates")
             }
         }
@@ -118,7 +119,7 @@ public struct JWK: Sendable, Equatable, Hashable {
 
     // MARK: Building
 
-    private init(validated keyType: KeyType, members: [String: JSONValue]) {
+    private init(validated keyType: KeyType, members: JSONObject) {
         self.keyType = keyType
         self.members = members
     }
@@ -163,7 +164,7 @@ public struct JWK: Sendable, Equatable, Hashable {
 
     /// This key with the members of `parameters` added or replaced (`kid`, `use`,
     /// `alg`, `x5c` ...); the key material itself cannot be changed this way.
-    public func adding(_ parameters: [String: JSONValue]) throws(JOSEError) -> JWK {
+    public func adding(_ parameters: JSONObject) throws(JOSEError) -> JWK {
         var merged = members
         for (name, value) in parameters {
             guard !["kty", "crv", "x", "y", "d", "k", "n", "e"].contains(name) else {
@@ -198,7 +199,7 @@ public struct JWK: Sendable, Equatable, Hashable {
     }
 
     /// The JSON text: members in lexicographic order, no whitespace.
-    public var jsonString: String { JSONValue.object(members).serialized }
+    public var jsonString: String { JSONValue.object(members).canonicalSerialized }
     /// The JSON value of the key.
     public var jsonValue: JSONValue { .object(members) }
 
@@ -213,7 +214,7 @@ public struct JWK: Sendable, Equatable, Hashable {
         case .oct: required = ["k", "kty"]
         case .rsa: required = ["e", "kty", "n"]
         }
-        return JSONValue.object(members.filter { required.contains($0.key) }).serialized
+        return JSONValue.object(members.filter { required.contains($0.key) }).canonicalSerialized
     }
 
     /// The RFC 7638 thumbprint: base64url(SHA-256(canonical JSON)).

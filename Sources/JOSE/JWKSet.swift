@@ -1,3 +1,4 @@
+import WalletEncoding
 /// A JWK Set (RFC 7517 §5). Keys of a type or curve this module does not
 /// implement are skipped, as §5 recommends; a malformed key of a known type is an error.
 public struct JWKSet: Sendable, Equatable {
@@ -9,7 +10,7 @@ public struct JWKSet: Sendable, Equatable {
 
     /// Parses `{"keys": [...]}`.
     public init(json: [UInt8]) throws(JOSEError) {
-        try self.init(value: try JSONValue.parse(json))
+        try self.init(value: .object(try JSONValue.parseObject(json, what: "JWK Set")))
     }
 
     /// Parses `{"keys": [...]}` from text.

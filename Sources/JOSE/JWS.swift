@@ -1,6 +1,7 @@
 import Foundation
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// A JWS in compact serialization (RFC 7515 §7.1).
 ///
@@ -35,14 +36,14 @@ public struct JWS: Sendable, Equatable {
             self.payload = detachedPayload
             self.isPayloadDetached = true
         } else {
-            guard let payload = Base64URL.decode(parts[1]), !parts[1].hasSuffix("=") else {
+            guard let payload = Base64URL.decodeStrict(parts[1]) else {
                 throw .malformed("payload is not base64url")
             }
             self.encodedPayload = String(parts[1])
             self.payload = payload
             self.isPayloadDetached = false
         }
-        guard let signature = Base64URL.decode(parts[2]), !parts[2].hasSuffix("=") else {
+        guard let signature = Base64URL.decodeStrict(parts[2]) else {
             throw .malformed("signature is not base64url")
         }
         self.signature = signature
@@ -70,14 +71,14 @@ public struct JWS: Sendable, Equatable {
     /// The header members for signing: `alg` plus the optional parameters.
     static func headerMembers(
         algorithm: JWSAlgorithm, type: String?, keyID: String?, jwk: JWK?, x5c: [X509Certificate]?,
-        critical: [String]?, additional: [String: JSONValue]
-    ) throws(JOSEError) -> [String: JSONValue] {
+        critical: [String]?, additional: JSONObject
+    ) throws(JOSEError) -> JSONObject {
         var members = additional
         members["alg"] = .string(algorithm.rawValue)
         if let type { members["typ"] = .string(type) }
         if let keyID { members["kid"] = .string(keyID) }
         if let jwk { members["jwk"] = try jwk.publicJWK.jsonValue }
-        if let x5c { members["x5c"] = .array(x5c.map { .string(Data($0.derEncoded).base64EncodedString()) }) }
+        if let x5c { members["x5c"] = .array(x5c.map { .string(Base64.encode($0.derEncoded)) }) }
         if let critical { members["crit"] = .array(critical.map { .string($0) }) }
         return members
     }
@@ -87,7 +88,7 @@ public struct JWS: Sendable, Equatable {
     /// `additionalHeaders` may carry any other members (`nonce`, `htm` ...).
     public static func sign(
         payload: [UInt8], signer: any Signer, type: String? = nil, keyID: String? = nil, jwk: JWK? = nil,
-        x5c: [X509Certificate]? = nil, critical: [String]? = nil, additionalHeaders: [String: JSONValue] = [:]
+        x5c: [X509Certificate]? = nil, critical: [String]? = nil, additionalHeaders: JSONObject = [:]
     ) async throws(JOSEError) -> JWS {
         let algorithm = JWSAlgorithm(signer.algorithm)
         let header = try JOSEHeader(members: try headerMembers(
@@ -95,7 +96,12 @@ public struct JWS: Sendable, Equatable {
             additional: additionalHeaders))
         let encodedPayload = Base64URL.encode(payload)
         let input = Array((header.encoded + "." + encodedPayload).utf8)
-        let signature = try await JOSEError.wrapAsync { try await signer.sign(input) }
+        let signature: [UInt8]
+        do {
+            signature = try await signer.sign(input)
+        } catch {
+            throw .keyOperation(error)
+        }
         guard signature.count == algorithm.signatureByteCount else {
             throw .malformedSignature(expectedLength: algorithm.signatureByteCount, actualLength: signature.count)
         }
@@ -105,7 +111,7 @@ public struct JWS: Sendable, Equatable {
     /// Signs `payload` with HS256 under `hmacKey`.
     public static func sign(
         payload: [UInt8], hmacKey: [UInt8], type: String? = nil, keyID: String? = nil,
-        critical: [String]? = nil, additionalHeaders: [String: JSONValue] = [:]
+        critical: [String]? = nil, additionalHeaders: JSONObject = [:]
     ) throws(JOSEError) -> JWS {
         guard !hmacKey.isEmpty else { throw .invalidKey("empty HMAC key") }
         let header = try JOSEHeader(members: try headerMembers(

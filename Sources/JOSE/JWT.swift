@@ -1,5 +1,6 @@
 import Foundation
 import WalletCrypto
+import WalletEncoding
 
 /// A signed JWT (RFC 7519): a compact JWS whose payload is a JSON claims set.
 public struct JWT: Sendable, Equatable {
@@ -28,7 +29,7 @@ public struct JWT: Sendable, Equatable {
     /// Signs `claims` with `signer`; `type` goes into `typ` (e.g. `dpop+jwt`, `openid4vci-proof+jwt`).
     public static func sign(
         claims: JWTClaims, signer: any Signer, type: String? = "JWT", keyID: String? = nil, jwk: JWK? = nil,
-        x5c: [X509Certificate]? = nil, additionalHeaders: [String: JSONValue] = [:]
+        x5c: [X509Certificate]? = nil, additionalHeaders: JSONObject = [:]
     ) async throws(JOSEError) -> JWT {
         let jws = try await JWS.sign(
             payload: claims.rawBytes, signer: signer, type: type, keyID: keyID, jwk: jwk, x5c: x5c,

@@ -1,10 +1,11 @@
 import Foundation
+import WalletEncoding
 
 /// The claims of a JWT (RFC 7519 §4): typed access to the registered claims and
 /// raw access to all of them. `rawBytes` are the payload bytes exactly as signed.
 public struct JWTClaims: Sendable, Equatable {
     /// All claims.
-    public let members: [String: JSONValue]
+    public let members: JSONObject
     /// The JSON bytes the claims were read from (or serialized to).
     public let rawBytes: [UInt8]
 
@@ -16,7 +17,7 @@ public struct JWTClaims: Sendable, Equatable {
     }
 
     /// Claims from members (serialized with sorted names).
-    public init(_ members: [String: JSONValue]) throws(JOSEError) {
+    public init(_ members: JSONObject) throws(JOSEError) {
         self.members = members
         self.rawBytes = JSONValue.object(members).serializedBytes
         try checkRegisteredTypes()
@@ -60,7 +61,7 @@ public struct JWTClaims: Sendable, Equatable {
     /// `nonce`.
     public var nonce: String? { members["nonce"]?.stringValue }
     /// `cnf` (RFC 7800), e.g. `{"jwk": {...}}` or `{"jkt": "..."}`.
-    public var confirmation: [String: JSONValue]? { members["cnf"]?.objectValue }
+    public var confirmation: JSONObject? { members["cnf"]?.objectValue }
     /// The JWK of `cnf.jwk`, parsed strictly.
     public func confirmationKey() throws(JOSEError) -> JWK? {
         guard let members = confirmation?["jwk"]?.objectValue else { return nil }
@@ -69,14 +70,5 @@ public struct JWTClaims: Sendable, Equatable {
 
     private func date(_ name: String) -> Date? {
         members[name]?.doubleValue.map { Date(timeIntervalSince1970: $0) }
-    }
-
-    /// Decodes the raw claim bytes into the caller's type with `JSONDecoder`.
-    public func decode<T: Decodable>(_ type: T.Type, using decoder: JSONDecoder = JSONDecoder()) throws(JOSEError) -> T {
-        do {
-            return try decoder.decode(type, from: Data(rawBytes))
-        } catch {
-            throw .invalidClaim("claims do not decode as \(type): \(error)")
-        }
     }
 }

@@ -24,6 +24,9 @@ public enum MdocError: Error, Equatable, Sendable {
     case crypto(CryptoError)
     /// A `Signer` or `KeyAgreement` failed with an error that is not a `CryptoError`.
     case keyOperationFailed(String)
+    /// The holder's or reader's `Signer` / `KeyAgreement` failed (a cancelled
+    /// authentication prompt arrives here unchanged as `.keyOperation(.userCancelled)`).
+    case keyOperation(KeyOperationError)
     /// A SessionData message did not decrypt: wrong key, tampered ciphertext or tag, or a
     /// message replayed or received out of order (its counter is not the next one) (status 10).
     case decryptionFailed(counter: UInt32)
@@ -90,6 +93,8 @@ extension MdocError {
         switch error {
         case let error as MdocError: error
         case let error as CryptoError: .crypto(error)
+        case let error as KeyOperationError: .keyOperation(error)
+        case .keyOperation(let error) as COSEError: .keyOperation(error)
         case let error as COSEError: .cose(error)
         case let error as CBORError: .cbor(error)
         default: .keyOperationFailed(String(describing: error))

@@ -1,4 +1,5 @@
 import JOSE
+import WalletEncoding
 
 /// One component of a claims path pointer (OpenID4VP 1.0 §7.1): an object key, an
 /// array index, or `null` for every element of an array.
@@ -72,7 +73,7 @@ public struct ClaimPath: Sendable, Hashable, ExpressibleByArrayLiteral, CustomSt
     /// following OpenID4VP 1.0 §7.3: a key on a non-object or an index or `null` on a
     /// non-array is an error; a missing key or index drops that branch. Throws
     /// `claimPathNotFound` when nothing is left.
-    public func locations(in claims: [String: JSONValue]) throws(SDJWTError) -> [[ClaimPathElement]] {
+    public func locations(in claims: JSONObject) throws(SDJWTError) -> [[ClaimPathElement]] {
         guard !elements.isEmpty else { throw .invalidClaimPath("empty claims path") }
         var selection: [([ClaimPathElement], JSONValue)] = [([], .object(claims))]
         for component in elements {

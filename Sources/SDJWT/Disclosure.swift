@@ -1,5 +1,6 @@
 import JOSE
 import WalletRuntime
+import WalletEncoding
 
 /// One disclosure (RFC 9901 §4.2): base64url of the JSON array `[salt, name, value]`
 /// for an object property or `[salt, value]` for an array element.
@@ -24,14 +25,14 @@ public struct Disclosure: Sendable, Hashable {
     /// are refused as claim names.
     public init(encoded: String) throws(SDJWTError) {
         guard !encoded.isEmpty else { throw .malformedDisclosure("empty disclosure") }
-        guard !encoded.hasSuffix("="), let bytes = Base64URL.decode(encoded) else {
+        guard let bytes = Base64URL.decodeStrict(encoded) else {
             throw .malformedDisclosure("not unpadded base64url")
         }
         let json: JSONValue
         do {
-            json = try JSONValue.parse(bytes, maxDepth: Self.maximumJSONDepth)
+            json = try JSONValue.parse(bytes, limits: JSONLimits(maxDepth: Self.maximumJSONDepth))
         } catch {
-            throw .malformedDisclosure("not JSON: \(error)")
+            throw .disclosureNotJSON(error)
         }
         guard case .array(let elements) = json else { throw .malformedDisclosure("not a JSON array") }
         guard let salt = elements.first?.stringValue else { throw .malformedDisclosure("salt missing or not a string") }

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WalletCrypto
+import WalletEncoding
 
 /// What the holder puts in a Key Binding JWT (RFC 9901 §4.3): the verifier's audience
 /// and nonce, the time, and the OpenID4VP transaction data being authorised.
@@ -55,7 +56,7 @@ let keyBindingType = "kb+jwt"
 extension KeyBindingParameters {
     /// The KB-JWT claims for a presentation whose `sd_hash` is `sdHash`.
     func claims(sdHash: String) throws(SDJWTError) -> JWTClaims {
-        var members: [String: JSONValue] = [
+        var members: JSONObject = [
             "iat": .integer(Int64(issuedAt.timeIntervalSince1970.rounded(.down))),
             "aud": .string(audience),
             "nonce": .string(nonce),

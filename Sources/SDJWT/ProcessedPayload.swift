@@ -1,4 +1,5 @@
 import JOSE
+import WalletEncoding
 
 /// The claims of an SD-JWT after its disclosures were put in place (RFC 9901 §7.1):
 /// digests replaced by the disclosed claims and array elements, undisclosed digests
@@ -9,7 +10,7 @@ import JOSE
 /// no disclosed claim replaces another, and nesting stays within `maximumDepth`.
 public struct ProcessedPayload: Sendable, Equatable {
     /// The processed claims.
-    public let claims: [String: JSONValue]
+    public let claims: JSONObject
     /// Where each disclosure's value sits in `claims`, by index into the disclosure list.
     public let locations: [[ClaimPathElement]]
     /// The disclosures, as given.
@@ -19,7 +20,7 @@ public struct ProcessedPayload: Sendable, Equatable {
     public static let maximumDepth = 96
 
     /// Processes `payload` (the issuer-signed JWT's claims) with `disclosures`.
-    public init(payload: [String: JSONValue], disclosures: [Disclosure], hashAlgorithm: SDJWTHashAlgorithm) throws(SDJWTError) {
+    public init(payload: JSONObject, disclosures: [Disclosure], hashAlgorithm: SDJWTHashAlgorithm) throws(SDJWTError) {
         var state = State(disclosures: disclosures)
         for (index, disclosure) in disclosures.enumerated() {
             let digest = disclosure.digest(using: hashAlgorithm)
@@ -81,7 +82,7 @@ public struct ProcessedPayload: Sendable, Equatable {
             }
             switch value {
             case .object(let members):
-                var output: [String: JSONValue] = [:]
+                var output: JSONObject = [:]
                 for (name, member) in members where name != "_sd" {
                     output[name] = try process(member, at: location + [.key(name)], depth: depth + 1)
                 }

@@ -1,4 +1,5 @@
 import Foundation
+import WalletEncoding
 import JOSE
 import WalletCrypto
 
@@ -14,6 +15,8 @@ public enum SDJWTError: Error, Equatable, Sendable {
     case invalidIssuerJWT(JOSEError)
     /// A disclosure is not base64url of a JSON array `[salt, name, value]` or `[salt, value]`.
     case malformedDisclosure(String)
+    /// A disclosure's decoded bytes are not JSON.
+    case disclosureNotJSON(JSONError)
     /// `_sd_alg` (or `transaction_data_hashes_alg`) names a hash this module does not implement.
     case unsupportedHashAlgorithm(String)
     /// The same disclosure (same digest) appears twice in the SD-JWT (RFC 9901 §7.1).

@@ -1,5 +1,6 @@
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// The hash of `_sd_alg` (RFC 9901 §4.1.1), named as in the IANA "Named Information
 /// Hash Algorithm" registry; the same names serve `transaction_data_hashes_alg`

@@ -1,6 +1,7 @@
 import JOSE
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// Mints SD-JWTs (RFC 9901 §4) and SD-JWT VCs: applies a `DisclosurePlan` to a claims
 /// object, binds the result to a holder key through `cnf.jwk`, and signs through `Signer`.
@@ -36,7 +37,7 @@ public struct SDJWTIssuer: Sendable {
     /// part goes into `cnf.jwk`). The result carries every disclosure, as issued. For an
     /// SD-JWT VC `typ`, `vct` must be present and `iss`, `nbf`, `exp`, `cnf`, `vct`,
     /// `status` stay visible.
-    public func issue(claims: [String: JSONValue], plan: DisclosurePlan, holderKey: JWK?) async throws(SDJWTError) -> SDJWT {
+    public func issue(claims: JSONObject, plan: DisclosurePlan, holderKey: JWK?) async throws(SDJWTError) -> SDJWT {
         let isVC = type == "dc+sd-jwt" || type == "vc+sd-jwt"
         if isVC {
             guard claims["vct"]?.stringValue != nil else { throw .missingClaim("vct") }
@@ -104,7 +105,7 @@ public struct SDJWTIssuer: Sendable {
                 throw .invalidPlan("no claim \(name) at \(location)")
             }
             guard plan.elements.isEmpty, plan.everyElement == nil else { throw .invalidPlan("\(location) is not an array") }
-            var output: [String: JSONValue] = [:]
+            var output: JSONObject = [:]
             var digests: [String] = []
             for (name, member) in members {
                 guard name != "_sd", name != "..." else { throw .reservedClaimName(name) }

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WalletCrypto
+import WalletEncoding
 
 /// Where the verifier gets the issuer's key.
 public enum IssuerKeySource: Sendable {
@@ -65,7 +66,7 @@ public struct VerifiedSDJWT: Sendable {
     /// The presentation as received.
     public let sdJWT: SDJWT
     /// The disclosed claims (always-visible claims plus the disclosed ones).
-    public let claims: [String: JSONValue]
+    public let claims: JSONObject
     /// The issuer's key that verified the signature.
     public let issuerKey: JWK?
     /// The validated `x5c` chain, when the key came from `x5c`.
@@ -174,7 +175,7 @@ public struct SDJWTVerifier: Sendable {
         }
     }
 
-    private func checkClaims(_ payload: JWTClaims, processed: [String: JSONValue]) throws(SDJWTError) {
+    private func checkClaims(_ payload: JWTClaims, processed: JSONObject) throws(SDJWTError) {
         let now = options.now, skew = options.clockSkew
         if options.profile == .sdJWTVC {
             for name in Self.alwaysVisibleClaims where processed[name] != nil && payload[name] == nil {

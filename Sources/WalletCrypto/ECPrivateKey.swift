@@ -2,9 +2,9 @@ import COpenSSL
 
 /// An elliptic-curve private key on P-256, P-384 or P-521 for ECDSA signing and ECDH.
 ///
-/// Its `description` never shows key material. It acts directly as a `KeyAgreement`; wrap it
-/// in `SoftwareSigner` to use it as a `Signer`.
-public struct ECPrivateKey: Sendable, KeyAgreement, CustomStringConvertible, CustomDebugStringConvertible,
+/// Its `description` never shows key material. Wrap it in `SoftwareSigner` to use it as a
+/// `Signer`, in `SoftwareKeyAgreement` to use it as a `KeyAgreement`.
+public struct ECPrivateKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {
     /// The libcrypto key pair (used by the X.509 code to sign certificates).

@@ -1,3 +1,4 @@
+import WalletEncoding
 import COpenSSL
 
 /// An elliptic-curve public key on P-256, P-384 or P-521, validated on import
@@ -116,6 +117,6 @@ public struct ECPublicKey: Sendable, Equatable, CustomStringConvertible {
 
     /// The curve and the uncompressed point in hex.
     public var description: String {
-        "ECPublicKey(\(curve.rawValue), \(hexString(sec1Uncompressed)))"
+        "ECPublicKey(\(curve.rawValue), \(Hex.encode(sec1Uncompressed)))"
     }
 }

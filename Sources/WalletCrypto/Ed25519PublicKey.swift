@@ -1,3 +1,4 @@
+import WalletEncoding
 import COpenSSL
 
 /// An Ed25519 public key (RFC 8032).
@@ -50,5 +51,5 @@ public struct Ed25519PublicKey: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The raw key in hex.
-    public var description: String { "Ed25519PublicKey(\(hexString(rawRepresentation)))" }
+    public var description: String { "Ed25519PublicKey(\(Hex.encode(rawRepresentation)))" }
 }

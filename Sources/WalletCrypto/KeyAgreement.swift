@@ -3,5 +3,32 @@ public protocol KeyAgreement: Sendable {
     /// The public key of the agreement key.
     var publicKey: ECPublicKey { get }
     /// The raw ECDH shared secret (the x coordinate) with `peer`.
-    func sharedSecret(with peer: ECPublicKey) async throws -> [UInt8]
+    func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> [UInt8]
+}
+
+/// A `KeyAgreement` backed by an in-memory `ECPrivateKey` (ephemeral session keys, tests).
+public struct SoftwareKeyAgreement: KeyAgreement, CustomStringConvertible, CustomReflectable {
+    private let key: ECPrivateKey
+
+    /// Agrees keys with `key`.
+    public init(_ key: ECPrivateKey) { self.key = key }
+
+    /// The public key of the wrapped private key.
+    public var publicKey: ECPublicKey { key.publicKey }
+
+    /// ECDH with `peer`, which must be on the same curve.
+    public func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> [UInt8] {
+        do {
+            return try key.sharedSecret(with: peer)
+        } catch let error as CryptoError {
+            throw .crypto(error)
+        } catch {
+            throw .crypto(.invalidKey("key agreement failed"))
+        }
+    }
+
+    /// The curve only, never key material.
+    public var description: String { "SoftwareKeyAgreement(\(key.curve.rawValue))" }
+    /// A mirror without children, so `dump` cannot reveal key material.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
 }

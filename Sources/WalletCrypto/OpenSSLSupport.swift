@@ -323,14 +323,3 @@ extension EVPKey {
     }
 }
 
-/// Lowercase hex of `bytes` (for descriptions of public values only).
-func hexString(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef")
-    var text = ""
-    text.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-        text.append(digits[Int(byte >> 4)])
-        text.append(digits[Int(byte & 0x0f)])
-    }
-    return text
-}

@@ -6,7 +6,9 @@ public protocol Signer: Sendable {
     /// The public key that verifies the signatures.
     var publicKey: PublicKey { get }
     /// Signs `message` (hashing as the algorithm requires); ECDSA output is raw r||s.
-    func sign(_ message: [UInt8]) async throws -> [UInt8]
+    /// A key behind user authentication fails with ``KeyOperationError/userCancelled``
+    /// or ``KeyOperationError/authenticationRequired``, which callers pass on unchanged.
+    func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8]
 }
 
 /// A `Signer` backed by an in-memory private key (`ECPrivateKey` or `Ed25519PrivateKey`).
@@ -37,10 +39,16 @@ public struct SoftwareSigner: Signer {
     }
 
     /// Signs `message`: raw r||s for ECDSA, 64 bytes for EdDSA.
-    public func sign(_ message: [UInt8]) async throws -> [UInt8] {
-        switch backing {
-        case .ec(let key): try key.signature(for: message).rawRepresentation(curve: key.curve)
-        case .ed25519(let key): try key.signature(for: message)
+    public func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] {
+        do {
+            switch backing {
+            case .ec(let key): return try key.signature(for: message).rawRepresentation(curve: key.curve)
+            case .ed25519(let key): return try key.signature(for: message)
+            }
+        } catch let error as CryptoError {
+            throw .crypto(error)
+        } catch {
+            throw .crypto(.unsupportedAlgorithm("unexpected failure"))
         }
     }
 }

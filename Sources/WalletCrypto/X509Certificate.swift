@@ -1,3 +1,4 @@
+import WalletEncoding
 import COpenSSL
 import Foundation
 
@@ -154,10 +155,10 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The serial number as lowercase hex (magnitude, no separators).
-    public var serialNumberHex: String { x509HexString(serialNumber) }
+    public var serialNumberHex: String { Hex.encode(serialNumber) }
 
     /// The SHA-256 fingerprint as lowercase hex.
-    public var sha256FingerprintHex: String { x509HexString(sha256Fingerprint) }
+    public var sha256FingerprintHex: String { Hex.encode(sha256Fingerprint) }
 
     /// The OpenSSL short name of the signature algorithm (e.g. `ecdsa-with-SHA256`, `ED25519`),
     /// or the dotted OID when OpenSSL does not know it.

@@ -1,3 +1,4 @@
+import WalletEncoding
 import COpenSSL
 
 /// An X.500 distinguished name (a certificate's subject or issuer), decoded into
@@ -127,7 +128,7 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
                 if let name = attribute.type.ldapName, attribute.isString {
                     return name + "=" + Self.escape(attribute.value)
                 }
-                return attribute.type.rawValue + "=#" + x509HexString(attribute.valueDER)
+                return attribute.type.rawValue + "=#" + Hex.encode(attribute.valueDER)
             }.joined(separator: "+")
         }.joined(separator: ",")
     }
@@ -226,7 +227,7 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
             return Attribute(type: type, value: text, valueTag: tag, valueDER: valueDER, isString: true)
         }
         ERR_clear_error()
-        return Attribute(type: type, value: "#" + x509HexString(valueDER), valueTag: tag, valueDER: valueDER, isString: false)
+        return Attribute(type: type, value: "#" + Hex.encode(valueDER), valueTag: tag, valueDER: valueDER, isString: false)
     }
 
     /// RFC 4514 section 2.4 escaping of one attribute value.
@@ -268,17 +269,6 @@ func x509ObjectIdentifier(_ object: OpaquePointer) throws(CryptoError) -> String
     return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// Lowercase hex of bytes, no separators.
-func x509HexString(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out = [UInt8]()
-    out.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 0x0f)])
-    }
-    return String(decoding: out, as: UTF8.self)
-}
 
 /// A DER tag-length-value with a single-byte tag.
 func x509DERTLV(tag: UInt8, content: [UInt8]) -> [UInt8] {

@@ -1,4 +1,5 @@
 import Foundation
+import WalletEncoding
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -38,8 +39,7 @@ public final class URLSessionHTTPClient: HTTPClient {
         guard allowedSchemes.contains(scheme) else { throw .unsupportedScheme(scheme) }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
-        let components = request.timeout.components
-        urlRequest.timeoutInterval = max(0.001, Double(components.seconds) + Double(components.attoseconds) / 1e18)
+        urlRequest.timeoutInterval = max(0.001, request.timeout.timeInterval)
         for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
         if let body = request.body { urlRequest.httpBody = Data(body) }
 

@@ -1,8 +1,7 @@
-import JOSE
 import WalletCrypto
 
 /// The one error type of `WalletStorage`: every failure of the secure area, the key
-/// wrapping, the credential store and key attestations is one of these cases.
+/// wrapping and the credential store is one of these cases.
 /// No case ever carries key material.
 public enum StorageError: Error, Equatable, Sendable {
     /// SQLite reported an error; `code` is the extended result code, `message` its text
@@ -20,18 +19,21 @@ public enum StorageError: Error, Equatable, Sendable {
     case invalidAlias(String)
     /// The operation needs another kind of key (ECDH asked of an Ed25519 key ...).
     case unsupportedKeyOperation(alias: String, operation: String)
-    /// The key is protected by a per-key passphrase and none was given.
-    case passphraseRequired(alias: String)
+    /// The key is protected and no unlock data, a wrong one, or one of a kind this area
+    /// does not know was given (or the platform's authentication has expired).
+    case authenticationRequired(alias: String)
+    /// The user dismissed the authentication prompt the key required.
+    case userCancelled(alias: String)
+    /// The key can no longer be used (invalidated by the platform, e.g. biometrics changed).
+    case keyInvalidated(alias: String)
+    /// The area cannot protect a key this way (e.g. platform user authentication in the software area).
+    case unsupportedKeyProtection(String)
     /// A wrapped key (or refresh token) did not decrypt: wrong wrapping key or passphrase,
     /// or the stored bytes were altered.
     case unwrapFailed(what: String)
     /// The key file or salt file is missing, unreadable, of the wrong size, or readable by
     /// others than its owner.
     case keyFile(path: String, reason: String)
-    /// An attestation challenge was given but this secure area has no wallet-provider attester.
-    case attestationUnavailable
-    /// A key attestation that is malformed or fails a check; `reason` says which.
-    case invalidKeyAttestation(KeyAttestationFailure)
     /// No credential with this id is stored.
     case credentialNotFound(id: String)
     /// A credential that cannot be stored as given (no instances, duplicate key aliases ...).
@@ -42,35 +44,12 @@ public enum StorageError: Error, Equatable, Sendable {
     case credentialDeferred(credentialId: String)
     /// A `WalletCrypto` primitive failed.
     case crypto(CryptoError)
-    /// A `JOSE` operation failed.
-    case jose(JOSEError)
     /// The store was closed and can no longer be used.
     case closed
 }
 
-/// Why a key attestation was rejected by `KeyAttestationVerifier`.
-public enum KeyAttestationFailure: Equatable, Sendable {
-    /// The JWT does not parse or a claim has the wrong JSON type.
-    case malformed(String)
-    /// The header `typ` is not `key-attestation+jwt`.
-    case wrongType(String?)
-    /// The `x5c` chain is absent or unparsable, does not lead to a trust anchor, or its
-    /// leaf is not a key-attestation signing certificate.
-    case untrusted(TrustFailure)
-    /// The signature does not verify with the `x5c` leaf key.
-    case invalidSignature
-    /// `exp` is missing or in the past.
-    case expired
-    /// `iat` is missing or in the future.
-    case issuedInFuture
-    /// The nonce is absent or differs from the expected one.
-    case nonceMismatch
-    /// `attested_keys` is missing, empty or holds something that is not a public JWK.
-    case invalidAttestedKeys(String)
-}
-
 extension StorageError {
-    /// Runs a `WalletCrypto` or `JOSE` call (untyped `throws`), mapping its failure.
+    /// Runs a `WalletCrypto` call (untyped `throws`), mapping its failure.
     static func wrap<T>(_ body: () throws -> T) throws(StorageError) -> T {
         do {
             return try body()
@@ -78,8 +57,6 @@ extension StorageError {
             throw error
         } catch let error as CryptoError {
             throw .crypto(error)
-        } catch let error as JOSEError {
-            throw .jose(error)
         } catch {
             throw .crypto(.openSSL(function: "unknown", reason: String(describing: error)))
         }
@@ -93,8 +70,6 @@ extension StorageError {
             throw error
         } catch let error as CryptoError {
             throw .crypto(error)
-        } catch let error as JOSEError {
-            throw .jose(error)
         } catch {
             throw .crypto(.openSSL(function: "unknown", reason: String(describing: error)))
         }

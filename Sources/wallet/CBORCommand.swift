@@ -1,5 +1,6 @@
 import CBOR
 import WalletRuntime
+import WalletEncoding
 
 /// `wallet cbor diag|canonical <input>`.
 enum CBORCommand {

@@ -2,6 +2,7 @@ import CBOR
 import COSE
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// What `wallet inspect` adds under the diagnostic notation of a COSE_Sign1
 /// (tagged 18, or the untagged four-element form of an mdoc `issuerAuth` or

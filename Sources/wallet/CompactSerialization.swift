@@ -1,6 +1,7 @@
 import CBOR
 import Foundation
 import WalletRuntime
+import WalletEncoding
 
 /// A JOSE compact serialization recognised by shape, for display only (nothing is
 /// verified here): a JWS/JWT (3 parts), a JWE (5 parts), or an SD-JWT
@@ -83,15 +84,10 @@ struct CompactSerialization {
         return lines
     }
 
-    /// The base64url-encoded JSON in `part`, pretty-printed with sorted keys.
+    /// The base64url-encoded JSON in `part`, pretty-printed with sorted keys and
+    /// terminal-safe escaping.
     static func json(_ part: Substring, pretty: Bool = true) -> String? {
-        guard let bytes = Base64URL.decode(part),
-              let object = try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed]),
-              !(object is NSNull)
-        else { return nil }
-        var options: JSONSerialization.WritingOptions = [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed]
-        if pretty { options.insert(.prettyPrinted) }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: options) else { return nil }
-        return String(decoding: data, as: UTF8.self)
+        guard let bytes = Base64URL.decode(part), let value = try? JSONValue.parse(bytes), !value.isNull else { return nil }
+        return JSONWriter(sortingMembers: true, escaping: .printable, indent: pretty ? "  " : nil).string(value)
     }
 }

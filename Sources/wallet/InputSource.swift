@@ -1,5 +1,6 @@
 import Foundation
 import WalletRuntime
+import WalletEncoding
 
 /// What the user handed to a command: a path, `-` for standard input, or the
 /// data itself (hex, base64url, a compact JWS/JWE, PEM).
@@ -35,7 +36,7 @@ struct InputSource {
 
     /// The input as trimmed text, if it is entirely printable UTF-8.
     var text: String? {
-        guard let string = String(validating: bytes, as: UTF8.self) else { return nil }
+        guard let string = UTF8Validation.string(bytes) else { return nil }
         let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
         let printable = trimmed.unicodeScalars.allSatisfy { $0.value >= 0x20 || $0 == "\n" || $0 == "\r" || $0 == "\t" }
         return printable && !trimmed.isEmpty ? trimmed : nil
@@ -48,7 +49,7 @@ struct InputSource {
         let compact = text.filter { !$0.isWhitespace }
         if let hex = Hex.decode(compact) { return hex }
         if let decoded = Base64URL.decode(compact) { return decoded }
-        if let data = Data(base64Encoded: compact) { return [UInt8](data) }
+        if let data = Base64.decode(compact) { return data }
         return bytes
     }
 }

@@ -4,6 +4,7 @@ import JOSE
 import Mdoc
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// `wallet mdoc verify --response <hex|path> --transcript <hex|path> --anchor <pem>...
 /// [--reader-key <hex d>] [--at <RFC 3339>]`: verifies a DeviceResponse as a reader and
@@ -68,7 +69,7 @@ enum MdocCommand {
         let verified: VerifiedResponse
         do {
             verified = try await DeviceResponseVerifier(trustAnchors: trustAnchors, sessionTranscript: sessionTranscript,
-                                                        eReaderKey: eReaderKey).verify(parsedResponse, at: time)
+                                                        eReaderKey: eReaderKey.map(SoftwareKeyAgreement.init)).verify(parsedResponse, at: time)
         } catch {
             throw .failed("verification failed: \(error)")
         }
@@ -90,7 +91,7 @@ enum MdocCommand {
                                uniquingKeysWith: { first, _ in first }))
         }
         let validity = document.mobileSecurityObject.validityInfo
-        var validityJSON: [String: JSONValue] = ["signed": .string(iso(validity.signed)), "validFrom": .string(iso(validity.validFrom)),
+        var validityJSON: JSONObject = ["signed": .string(iso(validity.signed)), "validFrom": .string(iso(validity.validFrom)),
                                                  "validUntil": .string(iso(validity.validUntil))]
         if let expected = validity.expectedUpdate { validityJSON["expectedUpdate"] = .string(iso(expected)) }
         return .object([
@@ -116,7 +117,7 @@ enum MdocCommand {
         case .textString(let text): return .string(text)
         case .array(let elements): return .array(elements.map(json))
         case .map(let map):
-            var object: [String: JSONValue] = [:]
+            var object: JSONObject = [:]
             for entry in map {
                 let key = entry.key.stringValue ?? entry.key.description
                 if object[key] == nil { object[key] = json(entry.value) }

@@ -2,6 +2,7 @@ import Foundation
 import JOSE
 import SDJWT
 import WalletCrypto
+import WalletEncoding
 
 /// `wallet sdjwt verify <file|-> --issuer-key <jwk|pem> | --anchor <pem> [--aud A --nonce N] [--at <RFC 3339>]`:
 /// verifies an SD-JWT (VC) presentation and prints the disclosed claims as JSON.

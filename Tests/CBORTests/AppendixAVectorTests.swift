@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CBOR
+import WalletEncoding
 
 /// A JSON value with numbers kept as their literal text, so 18446744073709551616 and
 /// 1.1 can be compared exactly.

@@ -211,17 +211,19 @@ struct COSESign1Tests {
     }
 
     struct FailingSigner: Signer {
-        struct Failure: Error {}
         let algorithm = SignatureAlgorithm.es256
         let publicKey: PublicKey
-        func sign(_ message: [UInt8]) async throws -> [UInt8] { throw Failure() }
+        let failure: KeyOperationError
+        func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] { throw failure }
     }
 
-    @Test("a signer's failure is reported as signingFailed")
+    @Test("a signer's failure reaches the caller unchanged (a cancelled prompt stays .userCancelled)")
     func signerFailure() async throws {
-        let signer = FailingSigner(publicKey: try Self.signer(.es256).publicKey)
-        await #expect(throws: COSEError.signingFailed("Failure()")) {
-            _ = try await COSESign1.sign(payload: [1], signer: signer)
+        for failure in [KeyOperationError.userCancelled, .authenticationRequired, .keyInvalidated] {
+            let signer = FailingSigner(publicKey: try Self.signer(.es256).publicKey, failure: failure)
+            await #expect(throws: COSEError.keyOperation(failure)) {
+                _ = try await COSESign1.sign(payload: [1], signer: signer)
+            }
         }
     }
 }

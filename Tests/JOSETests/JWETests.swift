@@ -3,6 +3,7 @@ import JOSE
 import Testing
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 @Suite("JWE")
 struct JWETests {
@@ -134,7 +135,10 @@ struct JWETests {
                 _ = try JWE(compact: input)
                 Issue.record("accepted \(input)")
             } catch {
-                guard case .malformed = error else { Issue.record("\(input): \(error)"); continue }
+                switch error {
+                case .malformed, .invalidJSON: continue
+                default: Issue.record("\(input): \(error)")
+                }
             }
         }
         func withHeader(_ json: String) -> String {

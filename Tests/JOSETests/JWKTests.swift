@@ -3,6 +3,7 @@ import JOSE
 import Testing
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 @Suite("JWK")
 struct JWKTests {

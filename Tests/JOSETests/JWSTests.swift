@@ -3,6 +3,7 @@ import JOSE
 import Testing
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 @Suite("JWS")
 struct JWSTests {
@@ -183,7 +184,10 @@ struct JWSTests {
                 _ = try JWS(compact: input)
                 Issue.record("accepted \(input)")
             } catch {
-                guard case .malformed = error else { Issue.record("\(input): \(error)"); continue }
+                switch error {
+                case .malformed, .invalidJSON: continue
+                default: Issue.record("\(input): \(error)")
+                }
             }
         }
         #expect(throws: JOSEError.unsupportedAlgorithm("RS256")) {

@@ -2,6 +2,7 @@ import Foundation
 import JOSE
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// Helpers shared by the JOSE suites.
 enum Fixtures {
@@ -56,5 +57,5 @@ struct FixedOutputSigner: Signer {
     let algorithm: SignatureAlgorithm
     let publicKey: PublicKey
     let output: [UInt8]
-    func sign(_ message: [UInt8]) async throws -> [UInt8] { output }
+    func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] { output }
 }

@@ -65,7 +65,7 @@ struct AnnexDVectorTests {
         #expect(zab == (try S.hex(file, "expected", "zab_hex")))
         let keys = try SessionKeys(sharedSecret: zab, sessionTranscript: transcript)
         #expect(keys.skReader == (try S.hex(file, "expected", "sk_reader_hex")))
-        let readerSide = try await SessionKeys.derive(privateKey: reader, peerPublicKey: device.publicKey,
+        let readerSide = try await SessionKeys.derive(privateKey: SoftwareKeyAgreement(reader), peerPublicKey: device.publicKey,
                                                       sessionTranscript: transcript)
         #expect(readerSide.skReader == keys.skReader && readerSide.skDevice == keys.skDevice)
         #expect(keys.skDevice != keys.skReader && keys.skDevice.count == 32)
@@ -83,14 +83,14 @@ struct AnnexDVectorTests {
             handover: .nfc(handoverSelect: try S.hex(messages, "inputs", "nfc_handover_select_message_hex"),
                            handoverRequest: try S.hex(messages, "inputs", "nfc_handover_request_message_hex")))
         #expect(transcript.taggedBytes == (try S.hex(messages, "expected", "session_transcript_bytes_hex")))
-        let mdoc = try await SessionEncryption(role: .mdoc, privateKey: try S.annexKey("ephemeral_device_key"),
+        let mdoc = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(try S.annexKey("ephemeral_device_key")),
                                                peerPublicKey: try establishment.eReaderPublicKey(), sessionTranscript: transcript)
         let plaintext = try await mdoc.decrypt(establishment.data)
         #expect(plaintext == (try S.hex(file, "expected", "device_request_plaintext_hex")))
         #expect(await mdoc.nextReceiveCounter == 2)
 
         // The reader side encrypts the same request to the same bytes (the IV is deterministic).
-        let reader = try await SessionEncryption(role: .reader, privateKey: try S.annexKey("ephemeral_reader_key"),
+        let reader = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(try S.annexKey("ephemeral_reader_key")),
                                                  peerPublicKey: try engagement.security.ecPublicKey(), sessionTranscript: transcript)
         let data = try await reader.encrypt(plaintext)
         let rebuilt = SessionEstablishment(eReaderKey: try establishment.eReaderPublicKey(), data: data)

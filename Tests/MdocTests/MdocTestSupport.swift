@@ -4,6 +4,7 @@ import Foundation
 import Mdoc
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// Vector loading and a small PKI (IACA → document signer, reader root → reader) for the tests.
 enum MdocTestSupport {

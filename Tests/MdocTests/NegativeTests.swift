@@ -5,6 +5,7 @@ import Mdoc
 import Testing
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 @Suite("Rejections, each a typed error")
 struct NegativeTests {
@@ -27,7 +28,7 @@ struct NegativeTests {
             let (transcript, _, eReaderKey) = try S.transcript()
             var builder = DeviceResponseBuilder(sessionTranscript: transcript)
             try await builder.addDocument(credential, for: S.mDLRequest(),
-                                          authentication: mac ? .mac(deviceKey: deviceKey, eReaderKey: eReaderKey.publicKey)
+                                          authentication: mac ? .mac(deviceKey: SoftwareKeyAgreement(deviceKey), eReaderKey: eReaderKey.publicKey)
                                                               : .signature(SoftwareSigner(deviceKey)))
             return Fixture(issuer: issuer, deviceKey: deviceKey, credential: credential, transcript: transcript,
                            eReaderKey: eReaderKey, document: try #require(builder.build().documents.first))
@@ -36,7 +37,7 @@ struct NegativeTests {
         func verify(_ document: Document? = nil, anchors: [X509Certificate]? = nil, transcript: SessionTranscript? = nil,
                     eReaderKey: ECPrivateKey? = nil, at time: Date = Date()) async throws(MdocError) {
             _ = try await DeviceResponseVerifier(trustAnchors: anchors ?? [issuer.anchor], sessionTranscript: transcript ?? self.transcript,
-                                                 eReaderKey: eReaderKey ?? self.eReaderKey)
+                                                 eReaderKey: SoftwareKeyAgreement(eReaderKey ?? self.eReaderKey))
                 .verify(DeviceResponse(documents: [document ?? self.document]), at: time)
         }
 

@@ -51,10 +51,10 @@ struct PresentationRoundTripTests {
                                                   DocRequest(itemsRequest: S.mDLRequest(docType: "org.iso.23220.photoid.1"))])
         let response = try await DeviceResponseBuilder.respond(
             to: request, with: [credential], sessionTranscript: transcript,
-            authentication: { _ in .mac(deviceKey: deviceKey, eReaderKey: eReaderKey.publicKey) })
+            authentication: { _ in .mac(deviceKey: SoftwareKeyAgreement(deviceKey), eReaderKey: eReaderKey.publicKey) })
         #expect(response.documentErrors == [DocumentError(docType: "org.iso.23220.photoid.1", code: 0)])
         let verified = try await DeviceResponseVerifier(trustAnchors: [issuer.anchor], sessionTranscript: transcript,
-                                                        eReaderKey: eReaderKey).verify(try DeviceResponse(encoded: response.encodedBytes), at: Date())
+                                                        eReaderKey: SoftwareKeyAgreement(eReaderKey)).verify(try DeviceResponse(encoded: response.encodedBytes), at: Date())
         #expect(verified.documents.first?.deviceAuthentication == .mac)
         #expect(verified.documentErrors.map(\.docType) == ["org.iso.23220.photoid.1"])
     }
@@ -76,7 +76,7 @@ struct PresentationRoundTripTests {
         let eReaderKey = try ECPrivateKey.generate(curve: .p256)
         let readerTranscript = SessionTranscript(deviceEngagement: scanned,
                                                  eReaderKeyEncoded: COSEKey(publicKey: .ec(eReaderKey.publicKey)).encoded(), handover: .qr)
-        let readerSession = try await SessionEncryption(role: .reader, privateKey: eReaderKey,
+        let readerSession = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(eReaderKey),
                                                         peerPublicKey: try scanned.security.ecPublicKey(), sessionTranscript: readerTranscript)
         let docRequest = try await DocRequest(itemsRequest: S.mDLRequest(),
                                               readerKey: ReaderAuthenticationKey(signer: readerPKI.signer, certificateChain: [readerPKI.leaf]),
@@ -88,7 +88,7 @@ struct PresentationRoundTripTests {
         let received = try SessionEstablishment(encoded: establishment.encodedBytes)
         let mdocTranscript = SessionTranscript(deviceEngagement: engagement, eReaderKeyEncoded: received.eReaderKeyEncoded, handover: .qr)
         #expect(mdocTranscript == readerTranscript)
-        let mdocSession = try await SessionEncryption(role: .mdoc, privateKey: eDeviceKey,
+        let mdocSession = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey),
                                                       peerPublicKey: try received.eReaderPublicKey(), sessionTranscript: mdocTranscript)
         let request = try DeviceRequest(encoded: try await mdocSession.decrypt(received.data))
         let path = try request.docRequests[0].verifyReaderAuthentication(sessionTranscript: mdocTranscript,

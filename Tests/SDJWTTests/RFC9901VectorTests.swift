@@ -3,6 +3,7 @@ import JOSE
 import SDJWT
 import Testing
 import WalletCrypto
+import WalletEncoding
 
 /// The examples of RFC 9901 (draft 22 text) in ../shared/vectors/sdjwt, reproduced.
 @Suite("RFC 9901 examples")

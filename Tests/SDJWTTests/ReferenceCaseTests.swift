@@ -3,6 +3,7 @@ import JOSE
 import SDJWT
 import Testing
 import WalletCrypto
+import WalletEncoding
 
 /// The sd-jwt-python scenarios (transcribed into Vectors/sd_jwt_python_cases.json): the SDK
 /// issues with the scenario's selectively disclosable claims, presents the holder's

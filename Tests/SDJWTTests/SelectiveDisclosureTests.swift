@@ -3,12 +3,13 @@ import JOSE
 import SDJWT
 import Testing
 import WalletCrypto
+import WalletEncoding
 
 /// Presentations for claim paths disclose exactly the selected claims and the parents
 /// they need (acceptance 3), over nested objects, arrays and recursive disclosures.
 @Suite("Selective disclosure by claim path")
 struct SelectiveDisclosureTests {
-    static let claims: [String: JSONValue] = [
+    static let claims: JSONObject = [
         "vct": "urn:eudi:pid:1", "iss": "https://issuer.example", "iat": 1_700_000_000, "exp": 1_900_000_000,
         "given_name": "Erika", "family_name": "Mustermann",
         "address": ["street_address": "Heidestraße 17", "locality": "Köln", "country": "DE"],
@@ -31,7 +32,7 @@ struct SelectiveDisclosureTests {
     static func issued() async throws -> SDJWT { try await TestSupport.mint(claims, plan: plan) }
 
     /// Presents `paths`, verifies, and returns the disclosed names (element values for array elements) and claims.
-    static func present(_ paths: [ClaimPath]) async throws -> (disclosed: Set<String>, claims: [String: JSONValue]) {
+    static func present(_ paths: [ClaimPath]) async throws -> (disclosed: Set<String>, claims: JSONObject) {
         let sdJWT = try await issued()
         let presentation = try await sdJWT.presentation(
             disclosing: paths, keyBinding: KeyBindingParameters(audience: TestSupport.audience, nonce: TestSupport.nonce,
@@ -65,7 +66,7 @@ struct SelectiveDisclosureTests {
     func nestedMember() async throws {
         let result = try await Self.present([["address", "street_address"]])
         #expect(result.disclosed == ["address", "street_address"])
-        let expected: [String: JSONValue] = [
+        let expected: JSONObject = [
             "address": ["street_address": "Heidestraße 17", "country": "DE"], "nationalities": [], "age_equal_or_over": [:],
         ]
         #expect(result.claims == expected)
@@ -96,7 +97,7 @@ struct SelectiveDisclosureTests {
     func recursiveMember() async throws {
         let result = try await Self.present([["place_of_birth", "country"], ["age_equal_or_over", "18"], ["given_name"]])
         #expect(result.disclosed == ["place_of_birth", "country", "18", "given_name"])
-        let expected: [String: JSONValue] = [
+        let expected: JSONObject = [
             "place_of_birth": ["country": "DE"], "age_equal_or_over": ["18": true], "given_name": "Erika", "nationalities": [],
         ]
         #expect(result.claims == expected)

@@ -3,6 +3,7 @@ import JOSE
 import SDJWT
 import Testing
 import WalletCrypto
+import WalletEncoding
 
 /// Reads vectors and builds keys for the SDJWT suites.
 enum TestSupport {
@@ -43,7 +44,7 @@ enum TestSupport {
     static let now = Date(timeIntervalSince1970: 1_750_000_000)
 
     /// A PID-like SD-JWT VC minted by the SDK's issuer with `plan`.
-    static func mint(_ claims: [String: JSONValue], plan: DisclosurePlan, holder: JWK? = holderPublicJWK,
+    static func mint(_ claims: JSONObject, plan: DisclosurePlan, holder: JWK? = holderPublicJWK,
                      type: String = "dc+sd-jwt") async throws -> SDJWT {
         try await SDJWTIssuer(signer: issuerSigner, type: type).issue(claims: claims, plan: plan, holderKey: holder)
     }
@@ -54,7 +55,7 @@ enum TestSupport {
         SDJWTVerificationOptions(issuerKey: .jwk(issuerPublicJWK), now: time, profile: profile, keyBinding: keyBinding)
     }
 
-    static func object(_ value: JSONValue?) throws -> [String: JSONValue] {
+    static func object(_ value: JSONValue?) throws -> JSONObject {
         try #require(value?.objectValue)
     }
 }

@@ -4,11 +4,12 @@ import SDJWT
 import Testing
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// Every check of the verifier fails with its own typed error (acceptance 4).
 @Suite("Verification failures")
 struct VerificationFailureTests {
-    static let claims: [String: JSONValue] = [
+    static let claims: JSONObject = [
         "vct": "urn:example:1", "iss": "https://issuer.example", "iat": 1_700_000_000, "exp": 1_900_000_000,
         "given_name": "Erika", "family_name": "Mustermann",
     ]
@@ -27,12 +28,12 @@ struct VerificationFailureTests {
     }
 
     /// An issuer-signed JWT over hand-made claims, for malformed payloads.
-    static func signed(_ payload: [String: JSONValue], type: String = "dc+sd-jwt") async throws -> String {
+    static func signed(_ payload: JSONObject, type: String = "dc+sd-jwt") async throws -> String {
         try await JWT.sign(claims: try JWTClaims(payload), signer: TestSupport.issuerSigner, type: type).compactSerialization
     }
 
     /// A KB-JWT over the given claims, signed by `signer`.
-    static func keyBinding(_ claims: [String: JSONValue], type: String = "kb+jwt",
+    static func keyBinding(_ claims: JSONObject, type: String = "kb+jwt",
                            signer: any Signer = TestSupport.holderSigner) async throws -> String {
         try await JWT.sign(claims: try JWTClaims(claims), signer: signer, type: type).compactSerialization
     }

@@ -1,6 +1,7 @@
 import Testing
 import WalletRuntime
 @testable import WalletCrypto
+import WalletEncoding
 
 /// The cose-wg examples file: keys, ToBeSigned bytes and the COSE_Sign1 in diagnostic notation.
 struct COSESignExamples: Decodable {

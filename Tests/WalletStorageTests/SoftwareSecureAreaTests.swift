@@ -4,12 +4,12 @@ import Testing
 import WalletCrypto
 import WalletRuntime
 @testable import WalletStorage
+import WalletEncoding
 
 @Suite("SoftwareSecureArea")
 struct SoftwareSecureAreaTests {
-    private func inMemoryArea(attester: KeyAttestationIssuer? = nil) throws -> SoftwareSecureArea {
-        try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider(), attester: attester,
-                               perKeyScrypt: testScrypt)
+    private func inMemoryArea() throws -> SoftwareSecureArea {
+        try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider(), perKeyScrypt: testScrypt)
     }
 
     @Test("a created key signs messages that verify with its public key, for every algorithm")
@@ -55,16 +55,42 @@ struct SoftwareSecureAreaTests {
         #expect(try await area.listKeys().isEmpty)
     }
 
+    @Test("a batch of keys is created in one transaction with distinct aliases; platform authentication is refused")
+    func batchCreation() async throws {
+        let area = try inMemoryArea()
+        let infos = try await area.createKeys(count: 5, aliasPrefix: "batch", options: KeyCreationOptions())
+        #expect(Set(infos.map(\.alias)).count == 5)
+        #expect(infos.allSatisfy { $0.alias.hasPrefix("batch-") })
+        #expect(Set(try infos.map { try $0.publicKey.spkiDER }).count == 5)
+        #expect(try await area.listKeys().count == 5)
+        for info in infos {
+            let signature = try await area.signer(for: info.alias).sign([7])
+            #expect(info.publicKey.verify(signature: signature, for: [7], algorithm: .es256))
+        }
+        await #expect(throws: StorageError.invalidAlias("a batch has at least one key")) {
+            _ = try await area.createKeys(count: 0, aliasPrefix: "none", options: KeyCreationOptions())
+        }
+        await #expect(throws: StorageError.unsupportedKeyProtection("the software area has no platform user authentication; use a passphrase")) {
+            _ = try await area.createKeys(count: 2, aliasPrefix: "ua", options: KeyCreationOptions(protection: .userAuthentication(validity: nil)))
+        }
+        #expect(try await area.listKeys().count == 5)
+    }
+
     @Test("a per-key passphrase is required, and a wrong one does not unwrap the key")
     func perKeyPassphrase() async throws {
         let area = try inMemoryArea()
-        let info = try await area.createKey(alias: "p", options: KeyCreationOptions(passphrase: "correct horse"))
-        #expect(info.isPassphraseProtected)
-        await #expect(throws: StorageError.passphraseRequired(alias: "p")) { _ = try await area.signer(for: "p") }
-        await #expect(throws: StorageError.unwrapFailed(what: "key p")) {
-            _ = try await area.signer(for: "p", passphrase: "wrong horse")
+        let info = try await area.createKey(alias: "p", options: KeyCreationOptions(protection: .passphrase("correct horse")))
+        #expect(info.requiresUnlock)
+        await #expect(throws: StorageError.authenticationRequired(alias: "p")) { _ = try await area.signer(for: "p") }
+        await #expect(throws: StorageError.authenticationRequired(alias: "p")) {
+            _ = try await area.signer(for: "p", unlock: PassphraseUnlock("wrong horse"))
         }
-        let signer = try await area.signer(for: "p", passphrase: "correct horse")
+        struct OtherUnlock: KeyUnlockData {}
+        await #expect(throws: StorageError.authenticationRequired(alias: "p")) {
+            _ = try await area.signer(for: "p", unlock: OtherUnlock())
+        }
+        #expect("\(PassphraseUnlock("correct horse"))" == "PassphraseUnlock(<redacted>)")
+        let signer = try await area.signer(for: "p", unlock: PassphraseUnlock("correct horse"))
         let signature = try await signer.sign([1, 2, 3])
         #expect(info.publicKey.verify(signature: signature, for: [1, 2, 3], algorithm: .es256))
     }
@@ -149,14 +175,14 @@ struct SoftwareSecureAreaTests {
         for (alias, algorithm) in [("holder-p256", KeyAlgorithm.p256), ("holder-p384", .p384), ("holder-ed", .ed25519)] {
             infos.append(try await area.createKey(alias: alias, options: KeyCreationOptions(algorithm: algorithm)))
         }
-        infos.append(try await area.createKey(alias: "holder-locked", options: KeyCreationOptions(passphrase: "pin 1234")))
+        infos.append(try await area.createKey(alias: "holder-locked", options: KeyCreationOptions(protection: .passphrase("pin 1234"))))
 
         // Unwrap each record independently (key file + AES-GCM + the documented AAD) to
         // learn the private scalars, then look for them in every database file.
         let keyFile = try [UInt8](Data(contentsOf: wrapping.fileURL))
         let reader = try SQLiteConnection(location: .file(url))
         var scalars: [[UInt8]] = []
-        for info in infos where !info.isPassphraseProtected {
+        for info in infos where !info.requiresUnlock {
             let wrapped = try #require(try reader.query(
                 "SELECT wrapped_key FROM secure_area_keys WHERE alias = ?", [.text(info.alias)]).first?.first?.bytes)
             let aad = SoftwareSecureArea.keyAAD(
@@ -207,7 +233,7 @@ struct StorageChildProcess {
         let area = try SoftwareSecureArea(location: .file(url), wrapping: try KeyFileWrappingProvider(nextTo: url),
                                           perKeyScrypt: testScrypt)
         for info in try await area.listKeys() {
-            let signer = try await area.signer(for: info.alias, passphrase: info.isPassphraseProtected ? "pin 1234" : nil)
+            let signer = try await area.signer(for: info.alias, unlock: info.requiresUnlock ? PassphraseUnlock("pin 1234") : nil)
             let signature = try await signer.sign(Array(message.utf8))
             FileHandle.standardOutput.write(Data("signature \(info.alias) \(Hex.encode(signature))\n".utf8))
         }

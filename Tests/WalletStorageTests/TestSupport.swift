@@ -1,5 +1,4 @@
 import Foundation
-import JOSE
 import WalletCrypto
 import WalletRuntime
 @testable import WalletStorage
@@ -29,29 +28,6 @@ struct FixedKeyWrappingProvider: KeyWrappingProvider {
 
 /// Cheap scrypt parameters so that per-key passphrase tests stay fast.
 let testScrypt = try! ScryptParameters(n: 1 << 10, r: 8, p: 1)
-
-/// A wallet provider: a root CA and a leaf certificate for its attestation key.
-struct WalletProviderFixture {
-    let anchor: X509Certificate
-    let issuer: KeyAttestationIssuer
-
-    init(validity: TimeInterval = 3600, now: Date = Date()) throws {
-        let later = now.addingTimeInterval(365 * 86_400)
-        let rootKey = try ECPrivateKey.generate(curve: .p256)
-        anchor = try CertificateBuilder.certificateAuthority(
-            subject: try DistinguishedName([(.commonName, "Test Wallet Provider Root")]),
-            notBefore: now.addingTimeInterval(-86_400), notAfter: later
-        ).selfSigned(with: .ec(rootKey))
-        let leafKey = try ECPrivateKey.generate(curve: .p256)
-        let leaf = try CertificateBuilder.endEntity(
-            subject: try DistinguishedName([(.commonName, "Test Wallet Provider Key Attestation")]),
-            subjectPublicKeyInfoDER: leafKey.publicKey.spkiDER, notBefore: now.addingTimeInterval(-86_400), notAfter: later
-        ).signed(by: anchor, key: .ec(rootKey))
-        issuer = KeyAttestationIssuer(
-            signer: SoftwareSigner(leafKey), certificateChain: [leaf], issuer: "https://wallet-provider.example",
-            keyStorage: [.iso18045Basic], userAuthentication: [.iso18045Basic], validity: validity)
-    }
-}
 
 /// Whether `needle` occurs in `haystack`.
 func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {

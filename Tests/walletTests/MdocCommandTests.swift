@@ -6,6 +6,7 @@ import Testing
 @testable import wallet
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// `wallet mdoc verify`, run in-process on responses built with the Mdoc module.
 @Suite("wallet mdoc verify")
@@ -44,7 +45,7 @@ struct MdocCommandTests {
         let signed = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
                                                              authentication: { _ in .signature(SoftwareSigner(deviceKey)) })
         let maced = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
-                                                            authentication: { _ in .mac(deviceKey: deviceKey, eReaderKey: eReaderKey.publicKey) })
+                                                            authentication: { _ in .mac(deviceKey: SoftwareKeyAgreement(deviceKey), eReaderKey: eReaderKey.publicKey) })
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("mdoc-cli-\(UUID().uuidString).pem").path
         try root.pemEncoded.write(toFile: path, atomically: true, encoding: .utf8)
         return Setup(anchorPath: path, transcript: transcript, eReaderKey: eReaderKey, signed: signed, maced: maced)

@@ -3,6 +3,7 @@ import JOSE
 import Testing
 @testable import wallet
 import WalletCrypto
+import WalletEncoding
 
 /// `wallet sdjwt verify`, run in-process on the RFC 9901 §5 presentation.
 @Suite("wallet sdjwt")

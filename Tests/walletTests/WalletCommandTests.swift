@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import wallet
 import WalletRuntime
+import WalletEncoding
 
 /// The CLI's commands, run in-process on the samples shipped in the repository.
 @Suite("wallet CLI")
@@ -49,8 +50,8 @@ struct WalletCommandTests {
         let token = "eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJodHRwczovL2lzc3Vlci5leGFtcGxlIn0.c2ln"
         let output = try await WalletCommand.run(["inspect", token])
         #expect(output.hasPrefix("JWS (compact)"))
-        #expect(output.contains("\"alg\" : \"ES256\""))
-        #expect(output.contains("\"iss\" : \"https://issuer.example\""))
+        #expect(output.contains("\"alg\": \"ES256\""))
+        #expect(output.contains("\"iss\": \"https://issuer.example\""))
         #expect(output.contains("signature: 3 bytes"))
     }
 
@@ -102,10 +103,10 @@ struct InspectJOSECOSETests {
         let compact = try #require(inputs["response_jwe_compact"] as? String)
         let output = try await WalletCommand.run(["inspect", compact])
         #expect(output.hasPrefix("JWE (compact)"))
-        #expect(output.contains("\"alg\" : \"ECDH-ES\""))
-        #expect(output.contains("\"enc\" : \"A128GCM\""))
-        #expect(output.contains("\"kid\" : \"ac\""))
-        #expect(output.contains("\"epk\" : {"))
+        #expect(output.contains("\"alg\": \"ECDH-ES\""))
+        #expect(output.contains("\"enc\": \"A128GCM\""))
+        #expect(output.contains("\"kid\": \"ac\""))
+        #expect(output.contains("\"epk\": {"))
         #expect(output.contains("authentication tag: 16 bytes"))
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import WalletCrypto
-import WalletStorage
+import OpenID4VCI
 
 // libFuzzer entry for key attestations (OpenID4VCI 1.0 Appendix D): the input is read
 // as a compact key-attestation JWT, parsed without verification (claims, attested

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import SDJWT
+import WalletEncoding
 
 // libFuzzer entry for SD-JWT: the input is parsed as a compact SD-JWT (and as a single
 // disclosure and a claims path), processed with its disclosures, selected for a few claim

@@ -2,6 +2,7 @@ import CBOR
 import COSE
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// The ephemeral-key part of an engagement: `Security = [cipherSuiteIdentifier,
 /// EDeviceKeyBytes]` (ISO 18013-5 §8.2.1.1), keeping the key's exact bytes.

@@ -2,6 +2,7 @@ import CBOR
 import COSE
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// The structure a reader shows first in reverse engagement (ISO 18013-5 2nd edition
 /// §8.2.2.5): `{0: version, 1: Security with EReaderKeyBytes, ? 2: ConnectionMethods,

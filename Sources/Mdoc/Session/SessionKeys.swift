@@ -45,7 +45,7 @@ public struct SessionKeys: Sendable {
     }
 
     static func sharedSecret(_ privateKey: any KeyAgreement, _ peer: ECPublicKey) async throws(MdocError) -> [UInt8] {
-        do { return try await privateKey.sharedSecret(with: peer) } catch { throw MdocError.wrap(error) }
+        do { return try await privateKey.sharedSecret(with: peer) } catch { throw .keyOperation(error) }
     }
 
     static func derive(_ zab: [UInt8], transcript: SessionTranscript, info: String) throws(MdocError) -> [UInt8] {

@@ -4,6 +4,7 @@ import Foundation
 import Mdoc
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// The holder's entry point to proximity presentation: creates QR, NFC and
 /// reverse (to-app) engagements, keeps exactly one of them active, and routes

@@ -108,7 +108,7 @@ public actor MdocReader {
         guard let transcript = sessionTranscript else { throw .invalidState("not engaged") }
         do {
             return try await DeviceResponseVerifier(trustAnchors: trustAnchors, sessionTranscript: transcript,
-                                                    eReaderKey: eReaderKey).verify(response, at: Date())
+                                                    eReaderKey: SoftwareKeyAgreement(eReaderKey)).verify(response, at: Date())
         } catch {
             throw .responseVerificationFailed("\(error)")
         }
@@ -123,7 +123,7 @@ public actor MdocReader {
             session = encryption
         } else {
             do {
-                session = try await SessionEncryption(role: .reader, privateKey: eReaderKey,
+                session = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(eReaderKey),
                                                       peerPublicKey: try deviceEngagement.security.ecPublicKey(),
                                                       sessionTranscript: transcript)
             } catch { throw .sessionEncryptionFailed("\(error)") }

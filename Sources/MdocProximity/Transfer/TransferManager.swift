@@ -184,7 +184,7 @@ public actor TransferManager {
         let transcript = SessionTranscript(deviceEngagement: deviceEngagement,
                                            eReaderKeyEncoded: establishment.eReaderKeyEncoded, handover: handover)
         do {
-            let session = try await SessionEncryption(role: .mdoc, privateKey: eDeviceKey,
+            let session = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey),
                                                       peerPublicKey: try establishment.eReaderPublicKey(),
                                                       sessionTranscript: transcript)
             encryption = session

@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// Small secret (or secret-adjacent) files that only their owner may read: the
 /// wrapping-key file and the passphrase salt file.

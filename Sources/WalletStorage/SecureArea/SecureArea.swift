@@ -33,23 +33,60 @@ public enum KeyAlgorithm: String, Sendable, Hashable, CaseIterable {
     }
 }
 
+/// How use of a key is gated.
+public enum KeyProtection: Sendable, Equatable, CustomStringConvertible {
+    /// No gate beyond the area's own protection of its keys.
+    case none
+    /// A passphrase of the key's own, needed on every use (``PassphraseUnlock``). The
+    /// software area supports it; hardware areas use ``userAuthentication(validity:)``.
+    case passphrase(String)
+    /// The platform's user authentication (device passcode or biometrics), valid for
+    /// `validity` after a successful prompt, or on every use when nil. Hardware areas
+    /// support it; the software area refuses it with `unsupportedKeyProtection`.
+    case userAuthentication(validity: Duration?)
+
+    /// The kind of protection, never the passphrase.
+    public var description: String {
+        switch self {
+        case .none: "none"
+        case .passphrase: "passphrase(<redacted>)"
+        case .userAuthentication(let validity): "userAuthentication(\(validity.map { "\($0)" } ?? "every use"))"
+        }
+    }
+}
+
 /// How to create a key.
 public struct KeyCreationOptions: Sendable, Equatable {
     /// The key algorithm (default P-256).
     public var algorithm: KeyAlgorithm
-    /// When set, the secure area attests the new key with this value as the key
-    /// attestation's `nonce` (OpenID4VCI 1.0 Appendix D; typically the issuer's c_nonce).
-    public var attestationChallenge: String?
-    /// When set, the key is additionally encrypted under this passphrase (a second
-    /// layer); every later use of the key must supply it.
-    public var passphrase: String?
+    /// How use of the key is gated (default: not beyond the area's own protection).
+    public var protection: KeyProtection
 
-    /// Options with every field explicit; defaults give an unprotected P-256 key.
-    public init(algorithm: KeyAlgorithm = .p256, attestationChallenge: String? = nil, passphrase: String? = nil) {
+    /// Options; defaults give an unprotected P-256 key.
+    public init(algorithm: KeyAlgorithm = .p256, protection: KeyProtection = .none) {
         self.algorithm = algorithm
-        self.attestationChallenge = attestationChallenge
-        self.passphrase = passphrase
+        self.protection = protection
     }
+}
+
+/// What unlocks a protected key for use: each secure area defines its own kinds (a
+/// passphrase for the software area; an authentication context such as an
+/// `LAContext` that has already evaluated a policy, for a Secure Enclave area).
+/// An area that receives a kind it does not know fails with `authenticationRequired`.
+public protocol KeyUnlockData: Sendable {}
+
+/// Unlocks a key created with ``KeyProtection/passphrase(_:)``. Prints nothing of the passphrase.
+public struct PassphraseUnlock: KeyUnlockData, CustomStringConvertible, CustomReflectable {
+    /// The passphrase.
+    public let passphrase: String
+
+    /// Unlock data carrying `passphrase`.
+    public init(_ passphrase: String) { self.passphrase = passphrase }
+
+    /// Never the passphrase.
+    public var description: String { "PassphraseUnlock(<redacted>)" }
+    /// A mirror without children, so `dump` cannot print the passphrase.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
 }
 
 /// What a secure area tells about one of its keys: public facts only.
@@ -62,20 +99,16 @@ public struct KeyInfo: Sendable, Equatable {
     public let publicKey: PublicKey
     /// When the key was created.
     public let createdAt: Date
-    /// Whether each use needs the key's own passphrase.
-    public let isPassphraseProtected: Bool
-    /// The key attestation made at creation when a challenge was given (compact JWT).
-    public let attestation: String?
+    /// Whether each use needs unlock data or a user authentication.
+    public let requiresUnlock: Bool
 
     /// Groups the facts about a key.
-    public init(alias: String, algorithm: KeyAlgorithm, publicKey: PublicKey, createdAt: Date,
-                isPassphraseProtected: Bool, attestation: String?) {
+    public init(alias: String, algorithm: KeyAlgorithm, publicKey: PublicKey, createdAt: Date, requiresUnlock: Bool) {
         self.alias = alias
         self.algorithm = algorithm
         self.publicKey = publicKey
         self.createdAt = createdAt
-        self.isPassphraseProtected = isPassphraseProtected
-        self.attestation = attestation
+        self.requiresUnlock = requiresUnlock
     }
 }
 
@@ -84,21 +117,28 @@ public struct KeyInfo: Sendable, Equatable {
 /// This protocol is the seam between the wallet and its key hardware: the formats sign
 /// through `Signer` and agree keys through `KeyAgreement`, so `SoftwareSecureArea`
 /// (Linux, tests), a Secure Enclave area or an Android StrongBox area are interchangeable.
-/// No requirement returns private key material.
+/// No requirement returns private key material. Key attestations (OpenID4VCI 1.0
+/// Appendix D) are made above this layer, by the issuance module, from the public keys
+/// and whatever evidence the platform gives.
+///
+/// Errors a user-facing area produces: `StorageError.userCancelled` (the prompt was
+/// dismissed), `.authenticationRequired` (no or wrong unlock data), `.keyInvalidated`
+/// (the key can no longer be used). A signer obtained from an area reports the same
+/// conditions at signing time as `KeyOperationError`.
 public protocol SecureArea: Sendable {
     /// A short name for the implementation (stored with credentials, shown in logs).
     var name: String { get }
     /// Creates a key under `alias` (which must not exist yet).
     func createKey(alias: String, options: KeyCreationOptions) async throws(StorageError) -> KeyInfo
+    /// Creates `count` keys with fresh aliases beginning with `aliasPrefix`, all or none:
+    /// when one fails, those already created are deleted. What batch issuance needs.
+    func createKeys(count: Int, aliasPrefix: String, options: KeyCreationOptions) async throws(StorageError) -> [KeyInfo]
     /// The public facts about the key `alias`.
     func keyInfo(alias: String) async throws(StorageError) -> KeyInfo
-    /// A signer for the key `alias`; `passphrase` unlocks a passphrase-protected key.
-    func signer(for alias: String, passphrase: String?) async throws(StorageError) -> any Signer
+    /// A signer for the key `alias`; `unlock` unlocks a protected key.
+    func signer(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any Signer
     /// An ECDH key agreement for the EC key `alias`.
-    func keyAgreement(for alias: String, passphrase: String?) async throws(StorageError) -> any KeyAgreement
-    /// A key attestation (OpenID4VCI 1.0 Appendix D) covering the keys `aliases`, with
-    /// `nonce` when given.
-    func keyAttestation(for aliases: [String], nonce: String?) async throws(StorageError) -> KeyAttestation
+    func keyAgreement(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any KeyAgreement
     /// Deletes the key `alias` (throws `keyNotFound` when absent).
     func deleteKey(alias: String) async throws(StorageError)
     /// Every key in the area, ordered by alias.
@@ -106,9 +146,40 @@ public protocol SecureArea: Sendable {
 }
 
 extension SecureArea {
-    /// Creates an unprotected P-256 key without attestation.
+    /// Creates an unprotected P-256 key.
     public func createKey(alias: String) async throws(StorageError) -> KeyInfo {
         try await createKey(alias: alias, options: KeyCreationOptions())
+    }
+
+    /// Creates `count` keys with aliases `key-<uuid>`; see the requirement.
+    public func createKeys(count: Int, options: KeyCreationOptions = KeyCreationOptions()) async throws(StorageError) -> [KeyInfo] {
+        try await createKeys(count: count, aliasPrefix: "key", options: options)
+    }
+
+    /// Creates keys one by one with random aliases, deleting what was created when one
+    /// fails. Areas that can create keys in one transaction implement it themselves.
+    public func createKeys(count: Int, aliasPrefix: String, options: KeyCreationOptions) async throws(StorageError) -> [KeyInfo] {
+        guard count > 0 else { throw .invalidAlias("a batch has at least one key") }
+        var created: [KeyInfo] = []
+        do {
+            for _ in 0..<count {
+                created.append(try await createKey(alias: "\(aliasPrefix)-\(UUID().uuidString.lowercased())", options: options))
+            }
+        } catch {
+            for info in created { try? await deleteKey(alias: info.alias) }
+            throw error
+        }
+        return created
+    }
+
+    /// Deletes every key in `aliases` that exists; returns the first failure other than
+    /// `keyNotFound` after trying them all.
+    public func deleteKeys(aliases: [String]) async throws(StorageError) {
+        var firstError: StorageError?
+        for alias in aliases {
+            do { try await deleteKey(alias: alias) } catch .keyNotFound {} catch { firstError = firstError ?? error }
+        }
+        if let firstError { throw firstError }
     }
 
     /// The public key of `alias`.
@@ -118,11 +189,11 @@ extension SecureArea {
 
     /// A signer for an unprotected key.
     public func signer(for alias: String) async throws(StorageError) -> any Signer {
-        try await signer(for: alias, passphrase: nil)
+        try await signer(for: alias, unlock: nil)
     }
 
     /// A key agreement for an unprotected key.
     public func keyAgreement(for alias: String) async throws(StorageError) -> any KeyAgreement {
-        try await keyAgreement(for: alias, passphrase: nil)
+        try await keyAgreement(for: alias, unlock: nil)
     }
 }

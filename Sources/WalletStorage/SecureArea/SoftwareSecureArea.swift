@@ -10,7 +10,8 @@ import WalletRuntime
 /// scrypt-stretched passphrase, or your own) and stored in an SQLite table. The AAD binds
 /// the record format version, the alias, the algorithm and the public key, so a wrapped
 /// key cannot be moved to another alias or paired with another public key. A key created
-/// with a passphrase is first sealed under a scrypt key of its own (a second layer).
+/// with ``KeyProtection/passphrase(_:)`` is first sealed under a scrypt key of its own (a
+/// second layer) and is used with ``PassphraseUnlock``.
 /// Decrypted keys exist only in process memory while a signer or key agreement obtained
 /// from the area is alive; temporary buffers are wiped.
 ///
@@ -24,7 +25,7 @@ import WalletRuntime
 /// the memory of the process); root; a compromised process; cold-boot or swap forensics;
 /// malware that waits for the user to type a passphrase. Keys can be copied out of the
 /// machine by such an attacker, and nothing proves to an issuer where a key lives: a key
-/// attestation for this area should claim no more than `iso18045Basic`.
+/// attestation for this area's keys should claim no more than `iso18045Basic`.
 ///
 /// A hardware-backed area (Secure Enclave on iOS, StrongBox or TEE Keystore on Android)
 /// adds what software cannot: the private key is generated inside tamper-resistant
@@ -43,7 +44,6 @@ public actor SoftwareSecureArea: SecureArea {
 
     private let connection: SQLiteConnection
     private let wrapping: any KeyWrappingProvider
-    private let attester: KeyAttestationIssuer?
     private let clock: any WalletClock
     private let perKeyParameters: ScryptParameters
 
@@ -64,9 +64,8 @@ public actor SoftwareSecureArea: SecureArea {
     ]
 
     /// Opens (or creates) the key database at `location`; keys are wrapped by `wrapping`.
-    /// With an `attester`, keys can be created with an attestation challenge and
-    /// `keyAttestation(for:nonce:)` works. `perKeyScrypt` stretches per-key passphrases.
-    public init(location: StorageLocation, wrapping: any KeyWrappingProvider, attester: KeyAttestationIssuer? = nil,
+    /// `perKeyScrypt` stretches per-key passphrases.
+    public init(location: StorageLocation, wrapping: any KeyWrappingProvider,
                 clock: any WalletClock = SystemClock(), perKeyScrypt: ScryptParameters = .perKey) throws(StorageError)
     {
         let connection = try SQLiteConnection(location: location)
@@ -76,7 +75,6 @@ public actor SoftwareSecureArea: SecureArea {
         try connection.execute("PRAGMA secure_delete = ON")
         self.connection = connection
         self.wrapping = wrapping
-        self.attester = attester
         self.clock = clock
         self.perKeyParameters = perKeyScrypt
     }
@@ -102,12 +100,45 @@ public actor SoftwareSecureArea: SecureArea {
         }
     }
 
-    /// Generates the key, wraps it and stores it; attests it when a challenge is given.
+    /// Generates the key, wraps it and stores it.
     public func createKey(alias: String, options: KeyCreationOptions) async throws(StorageError) -> KeyInfo {
         try checkAlias(alias)
-        if options.attestationChallenge != nil, attester == nil { throw .attestationUnavailable }
-        guard try connection.query("SELECT 1 FROM secure_area_keys WHERE alias = ?", [.text(alias)]).isEmpty else {
-            throw .keyAlreadyExists(alias: alias)
+        let prepared = try prepare(alias: alias, options: options)
+        try connection.transaction { () throws(StorageError) in try insert(prepared) }
+        return prepared.info
+    }
+
+    /// Creates `count` keys in one transaction: all are stored or none.
+    public func createKeys(count: Int, aliasPrefix: String, options: KeyCreationOptions) async throws(StorageError) -> [KeyInfo] {
+        guard count > 0 else { throw .invalidAlias("a batch has at least one key") }
+        var prepared: [PreparedKey] = []
+        prepared.reserveCapacity(count)
+        for _ in 0..<count {
+            let alias = "\(aliasPrefix)-\(UUID().uuidString.lowercased())"
+            try checkAlias(alias)
+            prepared.append(try prepare(alias: alias, options: options))
+        }
+        try connection.transaction { () throws(StorageError) in
+            for key in prepared { try insert(key) }
+        }
+        return prepared.map(\.info)
+    }
+
+    /// A generated and wrapped key, ready to insert.
+    private struct PreparedKey {
+        let info: KeyInfo
+        let publicKeyDER: [UInt8]
+        let wrapped: [UInt8]
+        let salt: [UInt8]?
+    }
+
+    private func prepare(alias: String, options: KeyCreationOptions) throws(StorageError) -> PreparedKey {
+        let passphrase: String?
+        switch options.protection {
+        case .none: passphrase = nil
+        case .passphrase(let value): passphrase = value
+        case .userAuthentication:
+            throw .unsupportedKeyProtection("the software area has no platform user authentication; use a passphrase")
         }
         let publicKey: PublicKey
         var secret: [UInt8]
@@ -128,34 +159,34 @@ public actor SoftwareSecureArea: SecureArea {
         var salt: [UInt8]? = nil
         var layered = secret
         defer { wipe(&layered) }
-        if let passphrase = options.passphrase {
+        if let passphrase {
             let newSalt = try SystemRandomBytes.bytes(16)
             salt = newSalt
             let inner = try perKeyWrapper(passphrase: passphrase, salt: newSalt)
             layered = try inner.wrap(secret, aad: aad)
         }
         let wrapped = try wrapping.wrap(layered, aad: aad)
-        let now = clock.now
-        var attestation: String? = nil
-        if let challenge = options.attestationChallenge, let attester {
-            attestation = try await attester.attest([publicKey], nonce: challenge, now: now).compactSerialization
+        let info = KeyInfo(alias: alias, algorithm: options.algorithm, publicKey: publicKey, createdAt: clock.now,
+                           requiresUnlock: salt != nil)
+        return PreparedKey(info: info, publicKeyDER: publicKeyDER, wrapped: wrapped, salt: salt)
+    }
+
+    /// Inserts a prepared key; the caller holds the transaction.
+    private func insert(_ key: PreparedKey) throws(StorageError) {
+        let alias = key.info.alias
+        guard try connection.query("SELECT 1 FROM secure_area_keys WHERE alias = ?", [.text(alias)]).isEmpty else {
+            throw .keyAlreadyExists(alias: alias)
         }
-        // Re-check after the await: another task may have created the alias meanwhile.
-        try connection.transaction { () throws(StorageError) in
-            guard try connection.query("SELECT 1 FROM secure_area_keys WHERE alias = ?", [.text(alias)]).isEmpty else {
-                throw .keyAlreadyExists(alias: alias)
-            }
-            try connection.run(
-                """
-                INSERT INTO secure_area_keys (alias, algorithm, public_key, wrapped_key, passphrase_salt, record_format,
-                    attestation, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [.text(alias), .text(options.algorithm.rawValue), .blob(publicKeyDER), .blob(wrapped),
-                 salt.map { .blob($0) } ?? .null, .integer(Int64(Self.recordFormat)), attestation.map { .text($0) } ?? .null,
-                 .real(now.timeIntervalSince1970)])
-        }
-        return KeyInfo(alias: alias, algorithm: options.algorithm, publicKey: publicKey, createdAt: now,
-                       isPassphraseProtected: salt != nil, attestation: attestation)
+        // The attestation column of schema version 1 is no longer written (attestations
+        // are made by the issuance layer); it stays for databases that have it.
+        try connection.run(
+            """
+            INSERT INTO secure_area_keys (alias, algorithm, public_key, wrapped_key, passphrase_salt, record_format,
+                attestation, created_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)
+            """,
+            [.text(alias), .text(key.info.algorithm.rawValue), .blob(key.publicKeyDER), .blob(key.wrapped),
+             key.salt.map { .blob($0) } ?? .null, .integer(Int64(Self.recordFormat)),
+             .real(key.info.createdAt.timeIntervalSince1970)])
     }
 
     private func perKeyWrapper(passphrase: String, salt: [UInt8]) throws(StorageError) -> AESKeyWrapper {
@@ -189,13 +220,12 @@ public actor SoftwareSecureArea: SecureArea {
         let publicKey = try StorageError.wrap { try PublicKey(spkiDER: publicKeyDER) }
         let salt = row[4].bytes
         let info = KeyInfo(alias: alias, algorithm: algorithm, publicKey: publicKey,
-                           createdAt: Date(timeIntervalSince1970: created), isPassphraseProtected: salt != nil,
-                           attestation: row[6].string)
+                           createdAt: Date(timeIntervalSince1970: created), requiresUnlock: salt != nil)
         return Record(info: info, wrapped: wrapped, salt: salt, format: Int(format))
     }
 
     /// Decrypts the stored key into an in-memory key object; the raw bytes are wiped.
-    private func unwrap(_ alias: String, passphrase: String?) throws(StorageError) -> UnwrappedKey {
+    private func unwrap(_ alias: String, unlock: (any KeyUnlockData)?) throws(StorageError) -> UnwrappedKey {
         let record = try record(alias)
         let info = record.info
         let aad = Self.keyAAD(alias: alias, algorithm: info.algorithm, publicKeyDER: try StorageError.wrap { try info.publicKey.spkiDER }, format: record.format)
@@ -203,8 +233,13 @@ public actor SoftwareSecureArea: SecureArea {
         defer { wipe(&layered) }
         var secret: [UInt8]
         if let salt = record.salt {
-            guard let passphrase else { throw .passphraseRequired(alias: alias) }
-            secret = try perKeyWrapper(passphrase: passphrase, salt: salt).unwrap(layered, aad: aad, what: "key \(alias)")
+            guard let passphrase = (unlock as? PassphraseUnlock)?.passphrase else { throw .authenticationRequired(alias: alias) }
+            do {
+                secret = try perKeyWrapper(passphrase: passphrase, salt: salt).unwrap(layered, aad: aad, what: "key \(alias)")
+            } catch .unwrapFailed {
+                // A wrong passphrase: the outer layer (the area's wrapping key) opened fine.
+                throw .authenticationRequired(alias: alias)
+            }
         } else {
             secret = layered
         }
@@ -228,25 +263,17 @@ public actor SoftwareSecureArea: SecureArea {
     }
 
     /// A signer holding the decrypted key in memory for as long as the signer lives.
-    public func signer(for alias: String, passphrase: String?) async throws(StorageError) -> any Signer {
-        let key = try unwrap(alias, passphrase: passphrase)
+    public func signer(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any Signer {
+        let key = try unwrap(alias, unlock: unlock)
         return SoftwareAreaSigner(alias: alias, signer: key.signer)
     }
 
     /// An ECDH key agreement for an EC key.
-    public func keyAgreement(for alias: String, passphrase: String?) async throws(StorageError) -> any KeyAgreement {
-        guard case .ec(let key) = try unwrap(alias, passphrase: passphrase) else {
+    public func keyAgreement(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any KeyAgreement {
+        guard case .ec(let key) = try unwrap(alias, unlock: unlock) else {
             throw .unsupportedKeyOperation(alias: alias, operation: "key agreement")
         }
-        return SoftwareAreaKeyAgreement(alias: alias, key: key)
-    }
-
-    /// A key attestation for `aliases`, signed by the configured attester.
-    public func keyAttestation(for aliases: [String], nonce: String?) async throws(StorageError) -> KeyAttestation {
-        guard let attester else { throw .attestationUnavailable }
-        var keys: [PublicKey] = []
-        for alias in aliases { keys.append(try record(alias).info.publicKey) }
-        return try await attester.attest(keys, nonce: nonce, now: clock.now)
+        return SoftwareAreaKeyAgreement(alias: alias, key: SoftwareKeyAgreement(key))
     }
 
     /// Deletes the row of `alias` (with `secure_delete` on, its freed page content is zeroed).
@@ -297,7 +324,7 @@ private struct SoftwareAreaSigner: Signer, CustomStringConvertible, CustomReflec
 
     var algorithm: SignatureAlgorithm { signer.algorithm }
     var publicKey: PublicKey { signer.publicKey }
-    func sign(_ message: [UInt8]) async throws -> [UInt8] { try await signer.sign(message) }
+    func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] { try await signer.sign(message) }
     var description: String { "SoftwareSecureArea signer(\(alias), \(algorithm.rawValue))" }
     var customMirror: Mirror { Mirror(self, children: [:]) }
 }
@@ -305,10 +332,10 @@ private struct SoftwareAreaSigner: Signer, CustomStringConvertible, CustomReflec
 /// The `KeyAgreement` handed out by `SoftwareSecureArea`.
 private struct SoftwareAreaKeyAgreement: KeyAgreement, CustomStringConvertible, CustomReflectable {
     let alias: String
-    let key: ECPrivateKey
+    let key: SoftwareKeyAgreement
 
     var publicKey: ECPublicKey { key.publicKey }
-    func sharedSecret(with peer: ECPublicKey) async throws -> [UInt8] { try key.sharedSecret(with: peer) }
+    func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> [UInt8] { try await key.sharedSecret(with: peer) }
     var description: String { "SoftwareSecureArea key agreement(\(alias))" }
     var customMirror: Mirror { Mirror(self, children: [:]) }
 }

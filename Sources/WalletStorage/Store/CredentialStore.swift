@@ -1,5 +1,6 @@
 import Foundation
 import WalletCrypto
+import WalletEncoding
 import WalletRuntime
 
 /// The wallet's credentials on SQLite, with their holder keys in a `SecureArea`.
@@ -75,13 +76,18 @@ public actor CredentialStore {
         }
     }
 
-    private static func json(_ display: [DisplayMetadata]) throws(StorageError) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        guard let data = try? encoder.encode(display), let text = String(data: data, encoding: .utf8) else {
-            throw .invalidCredential("display metadata does not encode")
+    private static func json(_ display: [DisplayMetadata]) -> String {
+        JSONValue.array(display.map(\.jsonValue)).serialized
+    }
+
+    private static func display(_ text: String) -> [DisplayMetadata]? {
+        guard let entries = try? JSONValue.parse(text).arrayValue else { return nil }
+        var display: [DisplayMetadata] = []
+        for entry in entries {
+            guard let members = entry.objectValue, let metadata = try? DisplayMetadata(json: members) else { return nil }
+            display.append(metadata)
         }
-        return text
+        return display
     }
 
     /// Saves `credential`, replacing any stored one with the same id (a reissuance);
@@ -94,8 +100,8 @@ public actor CredentialStore {
         let token = try credential.refreshToken.map { (token) throws(StorageError) in
             try wrapping.wrap(Array(token.utf8), aad: Self.refreshTokenAAD(credential.id))
         }
-        let display = try Self.json(credential.display)
-        let issuerDisplay = try Self.json(credential.issuer.display)
+        let display = Self.json(credential.display)
+        let issuerDisplay = Self.json(credential.issuer.display)
         let (createdAt, dropped) = try connection.transaction { () throws(StorageError) -> (Date, [String]) in
             let existing = try connection.query("SELECT created_at FROM credentials WHERE id = ?", [.text(credential.id)])
             let createdAt = existing.first?.first?.double.map(Date.init(timeIntervalSince1970:)) ?? now
@@ -231,9 +237,7 @@ public actor CredentialStore {
             defer { wipe(&plain) }
             refreshToken = String(decoding: plain, as: UTF8.self)
         }
-        let decoder = JSONDecoder()
-        guard let displayValue = try? decoder.decode([DisplayMetadata].self, from: Data(display.utf8)),
-              let issuerDisplayValue = try? decoder.decode([DisplayMetadata].self, from: Data(issuerDisplay.utf8)) else {
+        guard let displayValue = Self.display(display), let issuerDisplayValue = Self.display(issuerDisplay) else {
             throw .corruptRecord("display metadata of \(id)")
         }
         return StoredCredential(
@@ -312,7 +316,7 @@ public actor CredentialStore {
     /// concurrent calls); its key is deleted from the secure area before this returns,
     /// so the returned signer is the key's last use. When none is left,
     /// `noInstancesLeft`. `.rotate`: the least-used instance (lowest index on ties).
-    public func consumeInstance(of id: String, passphrase: String? = nil) async throws(StorageError) -> ConsumedInstance {
+    public func consumeInstance(of id: String, unlock: (any KeyUnlockData)? = nil) async throws(StorageError) -> ConsumedInstance {
         let now = clock.now
         // One synchronous transaction: no await inside, so no other call on this actor
         // interleaves, and BEGIN IMMEDIATE excludes other processes.
@@ -339,14 +343,14 @@ public actor CredentialStore {
         let signer: any Signer
         let keyAgreement: (any KeyAgreement)?
         do {
-            signer = try await secureArea.signer(for: instance.keyAlias, passphrase: passphrase)
+            signer = try await secureArea.signer(for: instance.keyAlias, unlock: unlock)
             if case .ec = signer.publicKey {
-                keyAgreement = try await secureArea.keyAgreement(for: instance.keyAlias, passphrase: passphrase)
+                keyAgreement = try await secureArea.keyAgreement(for: instance.keyAlias, unlock: unlock)
             } else {
                 keyAgreement = nil
             }
         } catch {
-            // The instance was not used after all (no key, wrong passphrase): give it back.
+            // The instance was not used after all (no key, not unlocked): give it back.
             _ = try? connection.run(
                 "UPDATE credential_instances SET use_count = use_count - 1 WHERE credential_id = ? AND idx = ? AND use_count > 0",
                 [.text(id), .integer(Int64(instance.index))])

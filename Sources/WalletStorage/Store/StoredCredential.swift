@@ -1,5 +1,10 @@
 import Foundation
 import WalletCrypto
+import WalletEncoding
+
+/// The wallet's identifier of a stored credential (what issuance returns and
+/// presentation selections name).
+public typealias CredentialId = String
 
 /// The format of a stored credential (OpenID4VCI 1.0 Appendix A format identifiers).
 public enum CredentialFormat: String, Sendable, Hashable, CaseIterable {
@@ -44,7 +49,7 @@ public enum CredentialState: Sendable, Hashable {
 }
 
 /// Display metadata from the issuer (OpenID4VCI 1.0 §12.2.4 `display` entries).
-public struct DisplayMetadata: Sendable, Hashable, Codable {
+public struct DisplayMetadata: Sendable, Hashable {
     /// The display name.
     public var name: String?
     /// The BCP 47 language tag.
@@ -70,6 +75,42 @@ public struct DisplayMetadata: Sendable, Hashable, Codable {
         self.description = description
         self.backgroundColor = backgroundColor
         self.textColor = textColor
+    }
+}
+
+extension DisplayMetadata {
+    /// The OpenID4VCI member names of each field (`logo` nests `uri` and `alt_text`).
+    private enum Member {
+        static let name = "name", locale = "locale", logo = "logo", uri = "uri", altText = "alt_text",
+                   description = "description", backgroundColor = "background_color", textColor = "text_color"
+    }
+
+    /// The entry as OpenID4VCI 1.0 §12.2.4 writes it (absent fields omitted).
+    public var jsonValue: JSONValue {
+        var members = JSONObject()
+        members[Member.name] = name.map(JSONValue.string)
+        members[Member.locale] = locale.map(JSONValue.string)
+        if logoURI != nil || logoAltText != nil {
+            var logo = JSONObject()
+            logo[Member.uri] = logoURI.map(JSONValue.string)
+            logo[Member.altText] = logoAltText.map(JSONValue.string)
+            members[Member.logo] = .object(logo)
+        }
+        members[Member.description] = description.map(JSONValue.string)
+        members[Member.backgroundColor] = backgroundColor.map(JSONValue.string)
+        members[Member.textColor] = textColor.map(JSONValue.string)
+        return .object(members)
+    }
+
+    /// Reads an entry in the form of ``jsonValue``; unknown members are ignored, known
+    /// members of the wrong type are an error.
+    public init(json members: JSONObject) throws(JSONError) {
+        let logo = try members.optionalObject(Member.logo)
+        self.init(name: try members.optionalString(Member.name), locale: try members.optionalString(Member.locale),
+                  logoURI: try logo?.optionalString(Member.uri), logoAltText: try logo?.optionalString(Member.altText),
+                  description: try members.optionalString(Member.description),
+                  backgroundColor: try members.optionalString(Member.backgroundColor),
+                  textColor: try members.optionalString(Member.textColor))
     }
 }
 

@@ -2,6 +2,7 @@ import COSE
 import Foundation
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// `wallet interop cose <subcommand> ...`: the SDK side of `Tests/Interop/test_cose_pycose.py`.
 ///

@@ -1,4 +1,5 @@
 import WalletRuntime
+import WalletEncoding
 
 /// The argument shape of the `wallet interop` subcommands: `--name value`
 /// options, bare `--flag`s, and positional arguments; values in hex.

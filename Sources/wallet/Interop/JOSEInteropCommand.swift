@@ -2,6 +2,7 @@ import Foundation
 import JOSE
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// `wallet interop jose <subcommand> ...`: the SDK side of `Tests/Interop/test_jose_jwcrypto.py`.
 ///

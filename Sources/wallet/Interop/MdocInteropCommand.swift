@@ -4,6 +4,7 @@ import Foundation
 import Mdoc
 import WalletCrypto
 import WalletRuntime
+import WalletEncoding
 
 /// `wallet interop mdoc <subcommand> ...`: the SDK side of `Tests/Interop/test_mdoc_*.py`.
 ///
@@ -101,7 +102,7 @@ enum MdocInteropCommand {
         }
         let method: DeviceAuthenticationMethod
         if let readerPublic = try options.optionalHex("--mac-reader-pub") {
-            method = .mac(deviceKey: deviceKey, eReaderKey: try ECPublicKey(x963Representation: readerPublic, curve: .p256))
+            method = .mac(deviceKey: SoftwareKeyAgreement(deviceKey), eReaderKey: try ECPublicKey(x963Representation: readerPublic, curve: .p256))
         } else {
             method = .signature(SoftwareSigner(deviceKey))
         }

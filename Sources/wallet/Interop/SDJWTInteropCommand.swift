@@ -2,6 +2,7 @@ import Foundation
 import JOSE
 import SDJWT
 import WalletCrypto
+import WalletEncoding
 
 /// `wallet interop sdjwt <subcommand> ...`: the SDK side of `Tests/Interop/test_sdjwt_reference.py`.
 ///

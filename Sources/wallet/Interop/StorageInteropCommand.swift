@@ -1,8 +1,10 @@
 import Foundation
 import JOSE
+import OpenID4VCI
 import WalletCrypto
 import WalletRuntime
 import WalletStorage
+import WalletEncoding
 
 /// `wallet interop storage <subcommand> ...`: the SDK side of `Tests/Interop/test_storage_jwcrypto.py`.
 ///
@@ -41,19 +43,18 @@ enum StorageInteropCommand {
                 let attester = KeyAttestationIssuer(
                     signer: SoftwareSigner(leafKey), certificateChain: [leaf], issuer: "https://wallet-provider.example",
                     keyStorage: [.iso18045Basic], userAuthentication: [.iso18045Basic], validity: 3600)
-                let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider(), attester: attester)
-                var keys: [JSONValue] = []
-                for index in 0..<count { keys.append(JWK(publicKey: try await area.createKey(alias: "key-\(index)").publicKey).jsonValue) }
-                let attestation = try await area.keyAttestation(
-                    for: (0..<count).map { "key-\($0)" }, nonce: parsed.values["--nonce"])
+                let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+                let infos = try await area.createKeys(count: count, options: KeyCreationOptions())
+                let keys = infos.map { JWK(publicKey: $0.publicKey).jsonValue }
+                let attestation = try await attester.attest(infos.map(\.publicKey), nonce: parsed.values["--nonce"], now: now)
                 let output: JSONValue = [
                     "attestation": .string(attestation.compactSerialization),
-                    "anchor": .string(Data(root.derEncoded).base64EncodedString()),
+                    "anchor": .string(Base64.encode(root.derEncoded)),
                     "keys": .array(keys),
                 ]
                 print(output.serialized)
             case "verify-key-attestation":
-                guard let anchorText = parsed.values["--anchor"], let anchorDER = Data(base64Encoded: anchorText),
+                guard let anchorText = parsed.values["--anchor"], let anchorDER = Base64.decodeStrict(anchorText),
                       let compact = parsed.positional.first else {
                     return usage("verify-key-attestation --anchor <base64 DER> [--nonce N] <compact>")
                 }

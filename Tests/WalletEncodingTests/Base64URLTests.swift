@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import WalletRuntime
+import WalletEncoding
 
 @Suite("Base64URL")
 struct Base64URLTests {
@@ -38,7 +38,7 @@ struct HexTests {
     @Test("odd lengths, empty input and non-hex characters are rejected")
     func rejects() {
         #expect(Hex.decode("abc") == nil)
-        #expect(Hex.decode("") == nil)
+        #expect(Hex.decode("") == [])
         #expect(Hex.decode("zz") == nil)
         #expect(Hex.decode("0 1") == nil)
     }
@@ -64,5 +64,38 @@ struct Base64URLFoundationTests {
         #expect(Base64URL.decode("Zm9v\u{00e9}") == nil)
         #expect(Base64URL.decode("Zm9v\n") == nil)
         #expect(Base64URL.decode("Zm=9") == nil)
+    }
+}
+
+@Suite("Base64 strictness")
+struct Base64StrictnessTests {
+    @Test("strict base64url refuses padding and non-zero trailing bits; lenient accepts both")
+    func strictURL() {
+        #expect(Base64URL.decodeStrict("Zg") == [0x66])
+        #expect(Base64URL.decodeStrict("Zg==") == nil)
+        #expect(Base64URL.decode("Zg==") == [0x66])
+        // "Zh" carries the same byte with a non-zero unused bit: one byte, two spellings.
+        #expect(Base64URL.decode("Zh") == [0x66])
+        #expect(Base64URL.decodeStrict("Zh") == nil)
+        #expect(Base64URL.decodeStrict("Zm8") == [0x66, 0x6F])
+        #expect(Base64URL.decodeStrict("Zm9") == nil)
+        #expect(Base64URL.decodeStrict("") == [])
+        #expect(Base64URL.decodeStrict("+/8") == nil)
+    }
+
+    @Test("strict base64 needs exact padding; the lenient form skips line breaks")
+    func standard() {
+        #expect(Base64.encode([0xfb, 0xff]) == "+/8=")
+        #expect(Base64.decodeStrict("+/8=") == [0xfb, 0xff])
+        #expect(Base64.decodeStrict("+/8") == nil)
+        #expect(Base64.decodeStrict("+/9=") == nil)
+        #expect(Base64.decodeStrict("-_8=") == nil)
+        #expect(Base64.decodeStrict("Zg===") == nil)
+        #expect(Base64.decode("Zm9v\nYmFy\r\n") == Array("foobar".utf8))
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(Base64.decodeStrict(Base64.encode(bytes)) == bytes)
+            #expect(Base64URL.decodeStrict(Base64URL.encode(bytes)) == bytes)
+        }
     }
 }

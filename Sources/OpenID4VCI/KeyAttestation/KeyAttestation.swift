@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WalletCrypto
+import WalletEncoding
 
 /// A key attestation in JWT form (OpenID4VCI 1.0 Appendix D.1): a wallet provider
 /// vouches, under a key certified by `x5c`, for how the `attested_keys` are stored.
@@ -29,50 +30,50 @@ public struct KeyAttestation: Sendable, Equatable {
 
     /// Reads a key attestation's claims without checking anything; use
     /// `KeyAttestationVerifier` before trusting it.
-    public init(unverified compact: String) throws(StorageError) {
+    public init(unverified compact: String) throws(KeyAttestationError) {
         let jwt: JWT
-        do { jwt = try JWT(compact: compact) } catch { throw .invalidKeyAttestation(.malformed("\(error)")) }
+        do { jwt = try JWT(compact: compact) } catch { throw .malformed(error) }
         let claims = jwt.claims
         compactSerialization = compact
         guard let keys = claims["attested_keys"]?.arrayValue, !keys.isEmpty else {
-            throw .invalidKeyAttestation(.invalidAttestedKeys("attested_keys is missing or empty"))
+            throw .invalidAttestedKeys(.missingOrEmpty)
         }
         var parsed: [JWK] = []
         for key in keys {
-            guard let members = key.objectValue else { throw .invalidKeyAttestation(.invalidAttestedKeys("not a JWK object")) }
+            guard let members = key.objectValue else { throw .invalidAttestedKeys(.notAnObject) }
             let jwk: JWK
-            do { jwk = try JWK(members: members) } catch { throw .invalidKeyAttestation(.invalidAttestedKeys("\(error)")) }
+            do { jwk = try JWK(members: members) } catch { throw .invalidAttestedKeys(.invalidKey(error)) }
             guard !jwk.isPrivate, jwk.keyType != .oct else {
-                throw .invalidKeyAttestation(.invalidAttestedKeys("an attested key must be a public asymmetric key"))
+                throw .invalidAttestedKeys(.notAPublicAsymmetricKey)
             }
             parsed.append(jwk)
         }
         attestedKeys = parsed
         keyStorage = try Self.levels(claims["key_storage"], "key_storage")
         userAuthentication = try Self.levels(claims["user_authentication"], "user_authentication")
-        guard let iat = claims["iat"]?.doubleValue else { throw .invalidKeyAttestation(.malformed("iat is missing or not a number")) }
-        guard let exp = claims["exp"]?.doubleValue else { throw .invalidKeyAttestation(.expired) }
+        guard let iat = claims["iat"]?.doubleValue else { throw .invalidClaim("iat") }
+        guard let exp = claims["exp"]?.doubleValue else { throw .invalidClaim("exp") }
         issuedAt = Date(timeIntervalSince1970: iat)
         expiresAt = Date(timeIntervalSince1970: exp)
-        if let value = claims["nonce"], value.stringValue == nil { throw .invalidKeyAttestation(.malformed("nonce is not a string")) }
+        if let value = claims["nonce"], value.stringValue == nil { throw .invalidClaim("nonce") }
         nonce = claims.nonce
-        if let value = claims["iss"], value.stringValue == nil { throw .invalidKeyAttestation(.malformed("iss is not a string")) }
+        if let value = claims["iss"], value.stringValue == nil { throw .invalidClaim("iss") }
         issuer = claims.issuer
         do {
             certificateChain = try jwt.header.certificateChain() ?? []
         } catch .untrusted(let failure) {
-            throw .invalidKeyAttestation(.untrusted(failure))
+            throw .untrusted(failure)
         } catch {
-            throw .jose(error)
+            throw .malformed(error)
         }
     }
 
-    private static func levels(_ value: JSONValue?, _ name: String) throws(StorageError) -> [AttackPotentialResistance] {
+    private static func levels(_ value: JSONValue?, _ name: String) throws(KeyAttestationError) -> [AttackPotentialResistance] {
         guard let value else { return [] }
-        guard let array = value.arrayValue else { throw .invalidKeyAttestation(.malformed("\(name) is not an array")) }
+        guard let array = value.arrayValue else { throw .invalidClaim(name) }
         var levels: [AttackPotentialResistance] = []
         for element in array {
-            guard let text = element.stringValue else { throw .invalidKeyAttestation(.malformed("\(name) holds a non-string")) }
+            guard let text = element.stringValue else { throw .invalidClaim(name) }
             levels.append(AttackPotentialResistance(rawValue: text))
         }
         return levels
@@ -108,11 +109,11 @@ public struct KeyAttestationIssuer: Sendable {
     }
 
     /// Signs an attestation for `keys`, issued at `now`, with `nonce` when given.
-    public func attest(_ keys: [PublicKey], nonce: String?, now: Date) async throws(StorageError) -> KeyAttestation {
-        guard !keys.isEmpty else { throw .invalidKeyAttestation(.invalidAttestedKeys("no keys to attest")) }
-        guard !certificateChain.isEmpty else { throw .invalidKeyAttestation(.untrusted(.missingCertificate)) }
+    public func attest(_ keys: [PublicKey], nonce: String?, now: Date) async throws(KeyAttestationError) -> KeyAttestation {
+        guard !keys.isEmpty else { throw .invalidAttestedKeys(.missingOrEmpty) }
+        guard !certificateChain.isEmpty else { throw .missingCertificateChain }
         let issued = now.timeIntervalSince1970.rounded(.down)
-        var members: [String: JSONValue] = [
+        var members: JSONObject = [
             "iat": .integer(Int64(issued)),
             "exp": .integer(Int64(issued + validity.rounded(.down))),
             "attested_keys": .array(keys.map { JWK(publicKey: $0).jsonValue }),
@@ -128,7 +129,7 @@ public struct KeyAttestationIssuer: Sendable {
             jwt = try await JWT.sign(
                 claims: try JWTClaims(members), signer: signer, type: KeyAttestation.jwtType, x5c: certificateChain)
         } catch {
-            throw .jose(error)
+            throw .signingFailed(error)
         }
         return try KeyAttestation(unverified: jwt.compactSerialization)
     }
@@ -155,31 +156,71 @@ public struct KeyAttestationVerifier: Sendable {
 
     /// Verifies `compact` at `now`. When `expectedNonce` is given the attestation must
     /// carry exactly that nonce. Returns the verified attestation.
-    public func verify(_ compact: String, expectedNonce: String?, at now: Date) throws(StorageError) -> KeyAttestation {
+    public func verify(_ compact: String, expectedNonce: String?, at now: Date) throws(KeyAttestationError) -> KeyAttestation {
         let jwt: JWT
-        do { jwt = try JWT(compact: compact) } catch { throw .invalidKeyAttestation(.malformed("\(error)")) }
+        do { jwt = try JWT(compact: compact) } catch { throw .malformed(error) }
         // OpenID4VCI 1.0 Appendix D.1: typ MUST be key-attestation+jwt.
-        guard jwt.header.type == KeyAttestation.jwtType else { throw .invalidKeyAttestation(.wrongType(jwt.header.type)) }
+        guard jwt.header.type == KeyAttestation.jwtType else { throw .wrongType(jwt.header.type) }
         do {
             try jwt.jws.verifyWithCertificateChain(trustAnchors: trustAnchors, at: now, policy: policy)
         } catch .untrusted(let failure) {
-            throw .invalidKeyAttestation(.untrusted(failure))
+            throw .untrusted(failure)
         } catch .invalidSignature, .malformedSignature, .algorithmKeyMismatch, .wrongCurve {
-            throw .invalidKeyAttestation(.invalidSignature)
+            throw .invalidSignature
         } catch {
-            throw .jose(error)
+            throw .malformed(error)
         }
         let attestation = try KeyAttestation(unverified: compact)
         guard attestation.issuedAt.addingTimeInterval(-clockSkew) <= now else {
-            throw .invalidKeyAttestation(.issuedInFuture)
+            throw .issuedInFuture
         }
-        guard attestation.expiresAt.addingTimeInterval(clockSkew) > now else { throw .invalidKeyAttestation(.expired) }
+        guard attestation.expiresAt.addingTimeInterval(clockSkew) > now else { throw .expired }
         if let expectedNonce {
             guard let nonce = attestation.nonce,
                   ConstantTime.equals(Array(nonce.utf8), Array(expectedNonce.utf8)) else {
-                throw .invalidKeyAttestation(.nonceMismatch)
+                throw .nonceMismatch
             }
         }
         return attestation
+    }
+}
+
+/// Why a key attestation could not be made, read or trusted.
+public enum KeyAttestationError: Error, Equatable, Sendable {
+    /// The compact JWT does not parse.
+    case malformed(JOSEError)
+    /// A claim is missing or has the wrong JSON type (`iat`, `exp`, `nonce`, `iss`,
+    /// `key_storage`, `user_authentication`); the value names it.
+    case invalidClaim(String)
+    /// The header `typ` is not `key-attestation+jwt`.
+    case wrongType(String?)
+    /// The `x5c` chain is missing or unparsable, does not lead to a trust anchor, or its
+    /// leaf is not a key-attestation signing certificate.
+    case untrusted(TrustFailure)
+    /// The signature does not verify with the `x5c` leaf key.
+    case invalidSignature
+    /// `exp` lies in the past (beyond the skew).
+    case expired
+    /// `iat` lies in the future (beyond the skew).
+    case issuedInFuture
+    /// The nonce is absent or differs from the expected one.
+    case nonceMismatch
+    /// `attested_keys` is not a non-empty array of public asymmetric JWKs.
+    case invalidAttestedKeys(AttestedKeysProblem)
+    /// The issuer has no certificate chain to put in `x5c`.
+    case missingCertificateChain
+    /// Signing the attestation failed (the wallet provider's signer, or the JOSE encoding).
+    case signingFailed(JOSEError)
+
+    /// What is wrong with `attested_keys`.
+    public enum AttestedKeysProblem: Equatable, Sendable {
+        /// Absent, not an array, or empty.
+        case missingOrEmpty
+        /// An entry is not a JSON object.
+        case notAnObject
+        /// An entry is not a valid JWK.
+        case invalidKey(JOSEError)
+        /// An entry holds private or symmetric key material.
+        case notAPublicAsymmetricKey
     }
 }

@@ -1,10 +1,11 @@
 /// Strict UTF-8 validation (RFC 3629): rejects overlong forms, surrogates, code points
 /// above U+10FFFF and truncated sequences. Written by hand so it runs on every deployment
-/// target and reports where the first bad byte is.
-enum UTF8Validation {
+/// target and reports where the first bad byte is. The SDK's one UTF-8 validator (CBOR text
+/// strings, JSON strings, CLI input).
+public enum UTF8Validation {
     /// The index of the first byte of the first invalid sequence in `bytes[start..<end]`,
     /// or nil when the range is valid UTF-8.
-    static func firstInvalidOffset(in bytes: [UInt8], from start: Int, to end: Int) -> Int? {
+    public static func firstInvalidOffset(in bytes: [UInt8], from start: Int, to end: Int) -> Int? {
         var index = start
         while index < end {
             let lead = bytes[index]
@@ -36,5 +37,13 @@ enum UTF8Validation {
             index += continuationCount + 1
         }
         return nil
+    }
+
+    /// The string of `bytes` when they are valid UTF-8, nil otherwise (the portable form
+    /// of `String(validating:as:)`, which needs macOS 15 / iOS 18).
+    public static func string(_ bytes: some Collection<UInt8>) -> String? {
+        let array = Array(bytes)
+        guard firstInvalidOffset(in: array, from: 0, to: array.count) == nil else { return nil }
+        return String(decoding: array, as: UTF8.self)
     }
 }

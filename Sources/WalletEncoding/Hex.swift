@@ -1,12 +1,12 @@
-import Foundation
-
 /// Hexadecimal text, lower case on output, either case on input: the SDK's one
 /// home for hex (test vectors, CLI input and output, diagnostics).
 public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
     /// Lower-case hex of `bytes`.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
             out.append(digits[Int(byte & 0x0f)])
@@ -14,11 +14,12 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The bytes of an even-length hex string (an optional `0x` prefix is allowed), or nil.
-    public static func decode(_ text: String) -> [UInt8]? {
+    /// The bytes of an even-length hex string (an optional `0x` prefix is allowed; an
+    /// empty string is zero bytes), or nil for an odd length or any non-hex character.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var digits = Substring(text)
         if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
-        guard !digits.isEmpty, digits.utf8.count % 2 == 0 else { return nil }
+        guard digits.utf8.count % 2 == 0 else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(digits.utf8.count / 2)
         var high: UInt8?
@@ -40,4 +41,3 @@ public enum Hex {
         return out
     }
 }
-

@@ -3,41 +3,34 @@ import JOSE
 import Testing
 import WalletCrypto
 import WalletRuntime
-@testable import WalletStorage
+import OpenID4VCI
+import WalletStorage
+import WalletEncoding
 
 @Suite("Key attestation (OpenID4VCI 1.0 Appendix D)")
 struct KeyAttestationTests {
-    @Test("a key created with a challenge carries an attestation that verifies and names its key")
-    func createKeyWithChallenge() async throws {
+    @Test("an attestation over secure-area keys verifies and names every key, with and without a nonce")
+    func attestsSecureAreaKeys() async throws {
         let provider = try WalletProviderFixture()
-        let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider(), attester: provider.issuer)
-        let info = try await area.createKey(alias: "k", options: KeyCreationOptions(attestationChallenge: "c-nonce-1"))
-        let compact = try #require(info.attestation)
-        let verified = try KeyAttestationVerifier(trustAnchors: [provider.anchor]).verify(compact, expectedNonce: "c-nonce-1", at: Date())
-        #expect(verified.attestedKeys == [JWK(publicKey: info.publicKey)])
+        let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let infos = try await area.createKeys(count: 3, options: KeyCreationOptions())
+        let attestation = try await provider.issuer.attest(infos.map(\.publicKey), nonce: "c-nonce-1", now: Date())
+        let verified = try KeyAttestationVerifier(trustAnchors: [provider.anchor])
+            .verify(attestation.compactSerialization, expectedNonce: "c-nonce-1", at: Date())
+        #expect(verified.attestedKeys == infos.map { JWK(publicKey: $0.publicKey) })
         #expect(verified.keyStorage == [.iso18045Basic])
         #expect(verified.userAuthentication == [.iso18045Basic])
         #expect(verified.nonce == "c-nonce-1")
         #expect(verified.issuer == "https://wallet-provider.example")
-        let header = try JWT(compact: compact).header
+        let header = try JWT(compact: attestation.compactSerialization).header
         #expect(header.type == "key-attestation+jwt")
         #expect(header["x5c"]?.arrayValue?.count == 1)
-    }
 
-    @Test("a batch attestation lists every key; without an attester a challenge is refused")
-    func batchAndUnavailable() async throws {
-        let provider = try WalletProviderFixture()
-        let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider(), attester: provider.issuer)
-        var keys: [JWK] = []
-        for index in 0..<3 { keys.append(JWK(publicKey: try await area.createKey(alias: "b\(index)").publicKey)) }
-        let attestation = try await area.keyAttestation(for: ["b0", "b1", "b2"], nonce: nil)
-        let verified = try KeyAttestationVerifier(trustAnchors: [provider.anchor])
-            .verify(attestation.compactSerialization, expectedNonce: nil, at: Date())
-        #expect(verified.attestedKeys == keys)
-        #expect(verified.nonce == nil)
-        let plain = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
-        await #expect(throws: StorageError.attestationUnavailable) {
-            _ = try await plain.createKey(alias: "x", options: KeyCreationOptions(attestationChallenge: "n"))
+        let unbound = try await provider.issuer.attest([infos[0].publicKey], nonce: nil, now: Date())
+        #expect(try KeyAttestationVerifier(trustAnchors: [provider.anchor])
+            .verify(unbound.compactSerialization, expectedNonce: nil, at: Date()).nonce == nil)
+        await #expect(throws: KeyAttestationError.invalidAttestedKeys(.missingOrEmpty)) {
+            _ = try await provider.issuer.attest([], nonce: nil, now: Date())
         }
     }
 
@@ -56,27 +49,27 @@ struct KeyAttestationTests {
         var claims = try #require(try JSONValue.parse(payloadBytes).objectValue)
         claims["attested_keys"] = .array([JWK(publicKey: .ec(try ECPrivateKey.generate(curve: .p256).publicKey)).jsonValue])
         let tampered = parts[0] + "." + Base64URL.encode(JSONValue.object(claims).serializedBytes) + "." + parts[2]
-        #expect(throws: StorageError.invalidKeyAttestation(.invalidSignature)) {
+        #expect(throws: KeyAttestationError.invalidSignature) {
             _ = try verifier.verify(tampered, expectedNonce: "n-1", at: now)
         }
         let stranger = try WalletProviderFixture()
-        #expect(throws: StorageError.self) {
+        #expect(throws: KeyAttestationError.self) {
             _ = try KeyAttestationVerifier(trustAnchors: [stranger.anchor]).verify(attestation.compactSerialization, expectedNonce: "n-1", at: now)
         }
-        #expect(throws: StorageError.invalidKeyAttestation(.nonceMismatch)) {
+        #expect(throws: KeyAttestationError.nonceMismatch) {
             _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-2", at: now)
         }
-        #expect(throws: StorageError.invalidKeyAttestation(.expired)) {
+        #expect(throws: KeyAttestationError.expired) {
             _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-1", at: now.addingTimeInterval(3600))
         }
-        #expect(throws: StorageError.invalidKeyAttestation(.issuedInFuture)) {
+        #expect(throws: KeyAttestationError.issuedInFuture) {
             _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-1", at: now.addingTimeInterval(-3600))
         }
         // Same claims and chain, but typ JWT.
         let wrongType = try await JWT.sign(
             claims: try JWTClaims(json: payloadBytes), signer: provider.issuer.signer,
             type: "JWT", x5c: provider.issuer.certificateChain)
-        #expect(throws: StorageError.invalidKeyAttestation(.wrongType("JWT"))) {
+        #expect(throws: KeyAttestationError.wrongType("JWT")) {
             _ = try verifier.verify(wrongType.compactSerialization, expectedNonce: "n-1", at: now)
         }
     }
@@ -88,7 +81,7 @@ struct KeyAttestationTests {
         let now = Date()
         let attestation = try await provider.issuer.attest([.ec(key.publicKey)], nonce: "n", now: now)
         let stranger = try WalletProviderFixture()
-        #expect(throws: StorageError.invalidKeyAttestation(.untrusted(.unknownAnchor))) {
+        #expect(throws: KeyAttestationError.untrusted(.unknownAnchor)) {
             _ = try KeyAttestationVerifier(trustAnchors: [stranger.anchor]).verify(attestation.compactSerialization, expectedNonce: "n", at: now)
         }
         // The same provider root, but the attestation signed by a key certified only for key agreement.
@@ -104,13 +97,13 @@ struct KeyAttestationTests {
         let byAgreementKey = try await KeyAttestationIssuer(signer: SoftwareSigner(leafKey), certificateChain: [agreementOnly],
                                                             keyStorage: [], userAuthentication: [])
             .attest([.ec(key.publicKey)], nonce: "n", now: now)
-        #expect(throws: StorageError.invalidKeyAttestation(.untrusted(.missingKeyUsage(required: .digitalSignature, depth: 0)))) {
+        #expect(throws: KeyAttestationError.untrusted(.missingKeyUsage(required: .digitalSignature, depth: 0))) {
             _ = try KeyAttestationVerifier(trustAnchors: [root]).verify(byAgreementKey.compactSerialization, expectedNonce: "n", at: now)
         }
         let byRoot = try await KeyAttestationIssuer(signer: SoftwareSigner(rootKey), certificateChain: [root],
                                                     keyStorage: [], userAuthentication: [])
             .attest([.ec(key.publicKey)], nonce: "n", now: now)
-        #expect(throws: StorageError.invalidKeyAttestation(.untrusted(.leafIsCA))) {
+        #expect(throws: KeyAttestationError.untrusted(.leafIsCA)) {
             _ = try KeyAttestationVerifier(trustAnchors: [root]).verify(byRoot.compactSerialization, expectedNonce: "n", at: now)
         }
     }
@@ -134,8 +127,31 @@ struct KeyAttestationTests {
         #expect(parsed.issuedAt == Date(timeIntervalSince1970: 1516247022))
         #expect(parsed.expiresAt == Date(timeIntervalSince1970: 1541493724))
         // It has no x5c a verifier could check.
-        #expect(throws: StorageError.self) {
+        #expect(throws: KeyAttestationError.self) {
             _ = try KeyAttestationVerifier(trustAnchors: []).verify(compact, expectedNonce: nil, at: Date(timeIntervalSince1970: 1516247100))
         }
+    }
+}
+
+/// A wallet provider: a root CA and a leaf certificate for its attestation key.
+struct WalletProviderFixture {
+    let anchor: X509Certificate
+    let issuer: KeyAttestationIssuer
+
+    init(validity: TimeInterval = 3600, now: Date = Date()) throws {
+        let later = now.addingTimeInterval(365 * 86_400)
+        let rootKey = try ECPrivateKey.generate(curve: .p256)
+        anchor = try CertificateBuilder.certificateAuthority(
+            subject: try DistinguishedName([(.commonName, "Test Wallet Provider Root")]),
+            notBefore: now.addingTimeInterval(-86_400), notAfter: later
+        ).selfSigned(with: .ec(rootKey))
+        let leafKey = try ECPrivateKey.generate(curve: .p256)
+        let leaf = try CertificateBuilder.endEntity(
+            subject: try DistinguishedName([(.commonName, "Test Wallet Provider Key Attestation")]),
+            subjectPublicKeyInfoDER: leafKey.publicKey.spkiDER, notBefore: now.addingTimeInterval(-86_400), notAfter: later
+        ).signed(by: anchor, key: .ec(rootKey))
+        issuer = KeyAttestationIssuer(
+            signer: SoftwareSigner(leafKey), certificateChain: [leaf], issuer: "https://wallet-provider.example",
+            keyStorage: [.iso18045Basic], userAuthentication: [.iso18045Basic], validity: validity)
     }
 }

@@ -12,15 +12,15 @@ struct JSONParser {
         self.maxDepth = maxDepth
     }
 
-    mutating func parseDocument() throws(JOSEError) -> JSONValue {
+    mutating func parseDocument() throws(JSONError) -> JSONValue {
         skipWhitespace()
         let value = try parseValue()
         skipWhitespace()
-        guard index == bytes.count else { throw fail("trailing data") }
+        guard index == bytes.count else { throw fail(.trailingData) }
         return value
     }
 
-    private func fail(_ reason: String) -> JOSEError { .malformed("JSON: \(reason) at offset \(index)") }
+    private func fail(_ reason: JSONError.Reason) -> JSONError { JSONError(reason, at: index) }
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
@@ -28,16 +28,16 @@ struct JSONParser {
         while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
     }
 
-    private mutating func expect(_ literal: String, _ value: JSONValue) throws(JOSEError) -> JSONValue {
+    private mutating func expect(_ literal: String, _ value: JSONValue) throws(JSONError) -> JSONValue {
         for byte in literal.utf8 {
-            guard current == byte else { throw fail("invalid literal") }
+            guard current == byte else { throw fail(.invalidLiteral) }
             index += 1
         }
         return value
     }
 
-    private mutating func parseValue() throws(JOSEError) -> JSONValue {
-        guard let byte = current else { throw fail("unexpected end") }
+    private mutating func parseValue() throws(JSONError) -> JSONValue {
+        guard let byte = current else { throw fail(.unexpectedEnd) }
         switch byte {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
@@ -46,43 +46,41 @@ struct JSONParser {
         case UInt8(ascii: "f"): return try expect("false", .bool(false))
         case UInt8(ascii: "n"): return try expect("null", .null)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
-        default: throw fail("unexpected character")
+        default: throw fail(.unexpectedCharacter(byte))
         }
     }
 
-    private mutating func enter() throws(JOSEError) {
+    private mutating func enter() throws(JSONError) {
         depth += 1
-        guard depth <= maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
+        guard depth <= maxDepth else { throw fail(.nestingTooDeep(limit: maxDepth)) }
     }
 
-    private mutating func parseObject() throws(JOSEError) -> JSONValue {
+    private mutating func parseObject() throws(JSONError) -> JSONValue {
         try enter()
         defer { depth -= 1 }
         index += 1
-        var members: [String: JSONValue] = [:]
+        var members = JSONObject()
         skipWhitespace()
         if current == UInt8(ascii: "}") { index += 1; return .object(members) }
         while true {
             skipWhitespace()
-            guard current == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            guard current == UInt8(ascii: "\"") else { throw fail(current.map { .unexpectedCharacter($0) } ?? .unexpectedEnd) }
             let key = try parseString()
             skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            guard current == UInt8(ascii: ":") else { throw fail(current.map { .unexpectedCharacter($0) } ?? .unexpectedEnd) }
             index += 1
             skipWhitespace()
             let value = try parseValue()
-            guard members.updateValue(value, forKey: key) == nil else {
-                throw .malformed("JSON: duplicate member name \"\(key)\"")
-            }
+            guard members.insertNew(key, value) else { throw JSONError(.duplicateMember(key), at: index) }
             skipWhitespace()
-            guard let separator = current else { throw fail("unterminated object") }
+            guard let separator = current else { throw fail(.unexpectedEnd) }
             index += 1
             if separator == UInt8(ascii: "}") { return .object(members) }
-            guard separator == UInt8(ascii: ",") else { throw fail("expected ',' or '}'") }
+            guard separator == UInt8(ascii: ",") else { throw JSONError(.unexpectedCharacter(separator), at: index - 1) }
         }
     }
 
-    private mutating func parseArray() throws(JOSEError) -> JSONValue {
+    private mutating func parseArray() throws(JSONError) -> JSONValue {
         try enter()
         defer { depth -= 1 }
         index += 1
@@ -93,18 +91,18 @@ struct JSONParser {
             skipWhitespace()
             elements.append(try parseValue())
             skipWhitespace()
-            guard let separator = current else { throw fail("unterminated array") }
+            guard let separator = current else { throw fail(.unexpectedEnd) }
             index += 1
             if separator == UInt8(ascii: "]") { return .array(elements) }
-            guard separator == UInt8(ascii: ",") else { throw fail("expected ',' or ']'") }
+            guard separator == UInt8(ascii: ",") else { throw JSONError(.unexpectedCharacter(separator), at: index - 1) }
         }
     }
 
-    private mutating func parseNumber() throws(JOSEError) -> JSONValue {
+    private mutating func parseNumber() throws(JSONError) -> JSONValue {
         let start = index
         var isInteger = true
         if current == UInt8(ascii: "-") { index += 1 }
-        guard let first = current, first >= 0x30, first <= 0x39 else { throw fail("invalid number") }
+        guard let first = current, first >= 0x30, first <= 0x39 else { throw fail(.invalidNumber) }
         if first == 0x30 {
             index += 1
         } else {
@@ -113,32 +111,32 @@ struct JSONParser {
         if current == UInt8(ascii: ".") {
             isInteger = false
             index += 1
-            guard let digit = current, digit >= 0x30, digit <= 0x39 else { throw fail("invalid fraction") }
+            guard let digit = current, digit >= 0x30, digit <= 0x39 else { throw fail(.invalidNumber) }
             while let digit = current, digit >= 0x30, digit <= 0x39 { index += 1 }
         }
         if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
             isInteger = false
             index += 1
             if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
-            guard let digit = current, digit >= 0x30, digit <= 0x39 else { throw fail("invalid exponent") }
+            guard let digit = current, digit >= 0x30, digit <= 0x39 else { throw fail(.invalidNumber) }
             while let digit = current, digit >= 0x30, digit <= 0x39 { index += 1 }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let exact = Int64(text) { return .integer(exact) }
-        guard let number = Double(text), number.isFinite else { throw fail("number out of range") }
+        guard let number = Double(text), number.isFinite else { throw fail(.numberOutOfRange) }
         return .number(number)
     }
 
-    private mutating func parseHex4() throws(JOSEError) -> UInt32 {
+    private mutating func parseHex4() throws(JSONError) -> UInt32 {
         var value: UInt32 = 0
         for _ in 0..<4 {
-            guard let byte = current else { throw fail("truncated \\u escape") }
+            guard let byte = current else { throw fail(.unexpectedEnd) }
             let digit: UInt32
             switch byte {
             case 0x30...0x39: digit = UInt32(byte - 0x30)
             case 0x41...0x46: digit = UInt32(byte - 0x41 + 10)
             case 0x61...0x66: digit = UInt32(byte - 0x61 + 10)
-            default: throw fail("invalid \\u escape")
+            default: throw fail(.invalidEscape)
             }
             value = value << 4 | digit
             index += 1
@@ -146,30 +144,30 @@ struct JSONParser {
         return value
     }
 
-    private mutating func parseString() throws(JOSEError) -> String {
+    private mutating func parseString() throws(JSONError) -> String {
         index += 1
         var runStart = index
         var text = ""
-        func flushRun(_ end: Int) throws(JOSEError) {
+        func flushRun(_ end: Int) throws(JSONError) {
             guard runStart < end else { return }
             // Validate UTF-8 of the unescaped run strictly.
-            guard let run = String(validating: bytes[runStart..<end], as: UTF8.self) else {
-                throw .malformed("JSON: invalid UTF-8 in string")
+            if let bad = UTF8Validation.firstInvalidOffset(in: bytes, from: runStart, to: end) {
+                throw JSONError(.invalidUTF8, at: bad)
             }
-            text += run
+            text += String(decoding: bytes[runStart..<end], as: UTF8.self)
         }
         while true {
-            guard let byte = current else { throw fail("unterminated string") }
+            guard let byte = current else { throw fail(.unexpectedEnd) }
             if byte == UInt8(ascii: "\"") {
                 try flushRun(index)
                 index += 1
                 return text
             }
-            if byte < 0x20 { throw fail("control character in string") }
+            if byte < 0x20 { throw fail(.controlCharacterInString) }
             if byte != UInt8(ascii: "\\") { index += 1; continue }
             try flushRun(index)
             index += 1
-            guard let escape = current else { throw fail("truncated escape") }
+            guard let escape = current else { throw fail(.unexpectedEnd) }
             index += 1
             switch escape {
             case UInt8(ascii: "\""): text.unicodeScalars.append("\"")
@@ -184,20 +182,20 @@ struct JSONParser {
                 let unit = try parseHex4()
                 var value = unit
                 if (0xD800...0xDBFF).contains(unit) {
-                    guard current == UInt8(ascii: "\\") else { throw fail("lone high surrogate") }
+                    guard current == UInt8(ascii: "\\") else { throw fail(.invalidSurrogate) }
                     index += 1
-                    guard current == UInt8(ascii: "u") else { throw fail("lone high surrogate") }
+                    guard current == UInt8(ascii: "u") else { throw fail(.invalidSurrogate) }
                     index += 1
                     let low = try parseHex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid low surrogate") }
+                    guard (0xDC00...0xDFFF).contains(low) else { throw fail(.invalidSurrogate) }
                     value = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
                 } else if (0xDC00...0xDFFF).contains(unit) {
-                    throw fail("lone low surrogate")
+                    throw fail(.invalidSurrogate)
                 }
-                guard let scalar = Unicode.Scalar(value) else { throw fail("invalid code point") }
+                guard let scalar = Unicode.Scalar(value) else { throw fail(.invalidSurrogate) }
                 text.unicodeScalars.append(scalar)
             default:
-                throw fail("invalid escape")
+                throw fail(.invalidEscape)
             }
             runStart = index
         }

@@ -1,0 +1,135 @@
+/// Base64 and base64url (RFC 4648 §4 and §5): the SDK's one home for both.
+///
+/// Both directions work on bytes with lookup tables: SD-JWT presentation and
+/// verification encode and decode many small values, and going through
+/// Foundation's base64 plus string replacement cost a measurable share of them.
+///
+/// Decoding comes in two strengths. `strict` is what JOSE (RFC 7515 §2), SD-JWT and
+/// OpenID parameters demand: no padding for base64url, exact padding for base64, and
+/// the unused trailing bits zero, so every byte string has exactly one accepted
+/// encoding. The lenient form accepts optional padding and ignores trailing bits, for
+/// input typed or pasted by people.
+public enum Base64URL {
+    /// Encodes bytes as unpadded base64url.
+    public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        Base64Engine.encode(Array(bytes), alphabet: Base64Engine.urlAlphabet, pad: false)
+    }
+
+    /// Decodes base64url leniently: with or without padding, unused trailing bits ignored.
+    /// Returns `nil` for any character outside the base64url alphabet (standard `+` and
+    /// `/` too), for a length that no encoding produces, or for misplaced padding.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        Base64Engine.decode(Array(text.utf8), values: Base64Engine.urlValues, padding: .optional, canonical: false)
+    }
+
+    /// Decodes base64url strictly: no padding, and unused trailing bits must be zero
+    /// (the one canonical encoding of the bytes), as RFC 7515 §2 requires of JOSE.
+    public static func decodeStrict(_ text: some StringProtocol) -> [UInt8]? {
+        Base64Engine.decode(Array(text.utf8), values: Base64Engine.urlValues, padding: .forbidden, canonical: true)
+    }
+}
+
+/// Standard base64 with padding (RFC 4648 §4), as X.509 `x5c` members (RFC 7515
+/// §4.1.6), PEM bodies and some HTTP fields carry it.
+public enum Base64 {
+    /// Encodes bytes as padded base64.
+    public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        Base64Engine.encode(Array(bytes), alphabet: Base64Engine.standardAlphabet, pad: true)
+    }
+
+    /// Decodes padded base64 strictly: padding exact, unused bits zero, no whitespace.
+    public static func decodeStrict(_ text: some StringProtocol) -> [UInt8]? {
+        Base64Engine.decode(Array(text.utf8), values: Base64Engine.standardValues, padding: .required, canonical: true)
+    }
+
+    /// Decodes base64 leniently: padding optional, trailing bits ignored, and ASCII
+    /// whitespace (line breaks of PEM bodies) skipped.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        let compact = text.utf8.filter { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
+        return Base64Engine.decode(compact, values: Base64Engine.standardValues, padding: .optional, canonical: false)
+    }
+}
+
+/// The shared table-driven codec behind `Base64URL` and `Base64`.
+enum Base64Engine {
+    enum Padding { case forbidden, optional, required }
+
+    static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    static let standardAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    /// 0...63 for each character of the alphabet, 0xFF for every other byte.
+    static let urlValues = table(urlAlphabet)
+    static let standardValues = table(standardAlphabet)
+
+    private static func table(_ alphabet: [UInt8]) -> [UInt8] {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, character) in alphabet.enumerated() { table[Int(character)] = UInt8(index) }
+        return table
+    }
+
+    static func encode(_ input: [UInt8], alphabet: [UInt8], pad: Bool) -> String {
+        var output = [UInt8]()
+        output.reserveCapacity((input.count + 2) / 3 * 4)
+        var index = 0
+        while index + 3 <= input.count {
+            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+            output.append(alphabet[Int(chunk >> 18 & 63)])
+            output.append(alphabet[Int(chunk >> 12 & 63)])
+            output.append(alphabet[Int(chunk >> 6 & 63)])
+            output.append(alphabet[Int(chunk & 63)])
+            index += 3
+        }
+        switch input.count - index {
+        case 1:
+            let chunk = UInt32(input[index]) << 16
+            output.append(alphabet[Int(chunk >> 18 & 63)])
+            output.append(alphabet[Int(chunk >> 12 & 63)])
+            if pad { output.append(UInt8(ascii: "=")); output.append(UInt8(ascii: "=")) }
+        case 2:
+            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
+            output.append(alphabet[Int(chunk >> 18 & 63)])
+            output.append(alphabet[Int(chunk >> 12 & 63)])
+            output.append(alphabet[Int(chunk >> 6 & 63)])
+            if pad { output.append(UInt8(ascii: "=")) }
+        default:
+            break
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    static func decode(_ input: [UInt8], values: [UInt8], padding: Padding, canonical: Bool) -> [UInt8]? {
+        var end = input.count
+        var padCount = 0
+        while end > 0, input[end - 1] == UInt8(ascii: "=") {
+            end -= 1
+            padCount += 1
+        }
+        let remainder = end % 4
+        guard padCount <= 2, remainder != 1 else { return nil }
+        switch padding {
+        case .forbidden:
+            guard padCount == 0 else { return nil }
+        case .required:
+            guard (end + padCount) % 4 == 0, padCount == (remainder == 0 ? 0 : 4 - remainder) else { return nil }
+        case .optional:
+            if padCount > 0 && (end + padCount) % 4 != 0 { return nil }
+        }
+        var output = [UInt8]()
+        output.reserveCapacity(end / 4 * 3 + 2)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for position in 0..<end {
+            let value = values[Int(input[position])]
+            guard value != 0xFF else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+        }
+        // Left-over bits (2 or 4) belong to no byte; a canonical encoding has them zero.
+        if canonical && accumulator != 0 { return nil }
+        return output
+    }
+}

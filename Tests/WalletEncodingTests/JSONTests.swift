@@ -1,0 +1,125 @@
+import Testing
+import WalletEncoding
+
+@Suite("JSON: strict parsing, member order, writing")
+struct JSONTests {
+    @Test("objects keep the member order received and written; equality ignores order")
+    func memberOrder() throws {
+        let value = try JSONValue.parse(#"{"z":1,"a":[true,null],"m":{"y":"é","b":2.5}}"#)
+        #expect(value.objectValue?.keys == ["z", "a", "m"])
+        #expect(value.serialized == #"{"z":1,"a":[true,null],"m":{"y":"é","b":2.5}}"#)
+        #expect(value.canonicalSerialized == #"{"a":[true,null],"m":{"b":2.5,"y":"é"},"z":1}"#)
+        let reordered = try JSONValue.parse(#"{"a":[true,null],"m":{"b":2.5,"y":"é"},"z":1}"#)
+        #expect(value == reordered)
+        #expect(value.hashValue == reordered.hashValue)
+    }
+
+    @Test("building an object appends new members, replaces in place, removes with nil")
+    func building() {
+        var object: JSONObject = ["b": 1, "a": 2]
+        object["c"] = 3
+        object["b"] = "two"
+        object["a"] = nil
+        #expect(object.keys == ["b", "c"])
+        #expect(JSONValue.object(object).serialized == #"{"b":"two","c":3}"#)
+        #expect(object.insertNew("b", 9) == false)
+        #expect(object["b"] == "two")
+        // A dictionary has no order of its own: members are sorted so output is stable.
+        #expect(JSONValue.object(["y": 1, "x": 2] as [String: JSONValue]).serialized == #"{"x":2,"y":1}"#)
+    }
+
+    @Test("canonical order sorts by UTF-16 code units, as RFC 8785 §3.2.3 does")
+    func canonicalOrder() throws {
+        // U+10000 is D800 DC00 in UTF-16 and sorts before U+FFFD (FFFD) there, though not by scalar value.
+        let value = try JSONValue.parse("{\"\u{FFFD}\":1,\"\u{10000}\":2,\"a\":3}")
+        #expect(value.canonicalSerialized == "{\"a\":3,\"\u{10000}\":2,\"\u{FFFD}\":1}")
+    }
+
+    @Test("malformed JSON fails with the reason and the offset", arguments: [
+        ("", JSONError.Reason.unexpectedEnd, 0),
+        ("{\"a\":1,\"a\":2}", .duplicateMember("a"), 12),
+        ("[1,2", .unexpectedEnd, 4),
+        ("[1 2]", .unexpectedCharacter(UInt8(ascii: "2")), 3),
+        ("1 x", .trailingData, 2),
+        ("tru", .invalidLiteral, 3),
+        ("01", .trailingData, 1),
+        ("-", .invalidNumber, 1),
+        ("1e999", .numberOutOfRange, 5),
+        ("\"\\x\"", .invalidEscape, 3),
+        ("\"\\ud800\"", .invalidSurrogate, 7),
+        ("\"\\udc00\"", .invalidSurrogate, 7),
+        ("\"a\u{01}\"", .controlCharacterInString, 2),
+    ])
+    func malformed(text: String, reason: JSONError.Reason, offset: Int) {
+        #expect(throws: JSONError(reason, at: offset)) { try JSONValue.parse(text) }
+    }
+
+    @Test("invalid UTF-8 inside a string is rejected")
+    func invalidUTF8() {
+        #expect(throws: JSONError(.invalidUTF8, at: 1)) { try JSONValue.parse([0x22, 0xC0, 0x80, 0x22]) }
+        #expect(throws: JSONError(.invalidUTF8, at: 1)) { try JSONValue.parse([0x22, 0xED, 0xA0, 0x80, 0x22]) }
+    }
+
+    @Test("nesting and size limits are enforced before the work is done")
+    func limits() {
+        let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
+        #expect(throws: JSONError(.nestingTooDeep(limit: 64), at: 64)) { try JSONValue.parse(deep) }
+        let veryDeep = String(repeating: "[", count: 100_000)
+        #expect(throws: JSONError.self) { try JSONValue.parse(veryDeep) }
+        #expect(throws: JSONError(.documentTooLarge(limit: 4), at: 0)) {
+            try JSONValue.parse("[1,2]", limits: JSONLimits(maxBytes: 4))
+        }
+    }
+
+    @Test("integers stay exact; other numbers are doubles")
+    func numbers() throws {
+        #expect(try JSONValue.parse("9007199254740993") == .integer(9_007_199_254_740_993))
+        #expect(try JSONValue.parse("-0") == .integer(0))
+        #expect(try JSONValue.parse("1.5e2") == .number(150))
+        #expect(try JSONValue.parse("9223372036854775808") == .number(9.223372036854775808e18))
+        #expect(JSONValue.number(.nan).serialized == "null")
+    }
+
+    @Test("typed member access: missing, wrong type and null are told apart")
+    func typedAccess() throws {
+        let object = try JSONValue.parseObject(#"{"s":"x","n":3,"f":1.5,"b":true,"o":{},"a":["p","q"],"z":null,"m":[1]}"#)
+        #expect(try object.string("s") == "x")
+        #expect(try object.int("n") == 3)
+        #expect(try object.bool("b"))
+        #expect(try object.stringArray("a") == ["p", "q"])
+        #expect(try object.optionalString("absent") == nil)
+        #expect(try object.optionalString("z") == nil)
+        #expect(throws: JSONError(.missingMember("absent"))) { try object.string("absent") }
+        #expect(throws: JSONError(.wrongType(member: "n", expected: .string, actual: .number))) { try object.optionalString("n") }
+        #expect(throws: JSONError(.invalidValue(member: "f"))) { try object.int("f") }
+        #expect(throws: JSONError(.invalidValue(member: "m"))) { try object.stringArray("m") }
+        #expect(throws: JSONError(.wrongType(member: nil, expected: .object, actual: .array))) { try JSONValue.parseObject("[]") }
+    }
+
+    @Test("minimal escaping leaves DEL and C1 as they are; printable escaping escapes them")
+    func escaping() {
+        let text = JSONValue.string("a\"\\\n\u{1B}\u{7F}\u{9B}é/")
+        #expect(text.serialized == "\"a\\\"\\\\\\n\\u001b\u{7F}\u{9B}é/\"")
+        #expect(text.serialized(sortingMembers: false, escaping: .printable) == "\"a\\\"\\\\\\n\\u001b\\u007f\\u009bé/\"")
+    }
+
+    @Test("pretty output indents and round-trips")
+    func pretty() throws {
+        let value: JSONValue = ["a": [1, 2], "b": [:], "c": []]
+        let text = JSONWriter(indent: "  ").string(value)
+        #expect(text == "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": {},\n  \"c\": []\n}")
+        #expect(try JSONValue.parse(text) == value)
+    }
+
+    @Test("every escaped string round-trips through the writer and the parser")
+    func roundTrip() throws {
+        var scalars = ""
+        for value in [0, 1, 0x1F, 0x20, 0x22, 0x5C, 0x7F, 0x80, 0x9F, 0xA0, 0x2028, 0xFFFF, 0x10000, 0x10FFFF] {
+            scalars.unicodeScalars.append(Unicode.Scalar(UInt32(value))!)
+        }
+        for escaping in [JSONStringEscaping.minimal, .printable] {
+            let written = JSONValue.string(scalars).serialized(sortingMembers: false, escaping: escaping)
+            #expect(try JSONValue.parse(written) == .string(scalars))
+        }
+    }
+}
