@@ -11,7 +11,7 @@ enum CBORCommand {
         do {
             item = try CBOR.decodeItem(bytes)
         } catch {
-            throw .input("not CBOR: \(error)")
+            throw .rejected("not CBOR", error)
         }
         switch arguments[0] {
         case "diag":

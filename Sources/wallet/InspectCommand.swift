@@ -33,7 +33,7 @@ enum InspectCommand {
         do {
             item = try CBOR.decodeItem(bytes)
         } catch {
-            throw .input("\(source.origin) is not CBOR, a JWT/JWE, PEM or an X.509 certificate (CBOR: \(error))")
+            throw .rejected("\(source.origin) is not CBOR, a JWT/JWE, PEM or an X.509 certificate", error)
         }
         var output = item.diagnostic(options: options)
         for (path, lines) in COSESummary.find(in: item, diagnostic: options) {
