@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "WalletStorage", targets: ["WalletStorage"]),
         .library(name: "MdocProximity", targets: ["MdocProximity"]),
         .library(name: "OpenID4VCI", targets: ["OpenID4VCI"]),
+        .library(name: "WalletInspect", targets: ["WalletInspect"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
     ],
@@ -43,8 +44,11 @@ let package = Package(
         .target(name: "OpenID4VCI", dependencies: ["JOSE", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
+        // Layer 5 (tools): what `wallet inspect` prints, a library so the fuzz targets reach it.
+        .target(name: "WalletInspect", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding"]),
+
         .executableTarget(name: "wallet", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
-                                                         "OpenID4VCI", "WalletCrypto", "WalletRuntime"]),
+                                                         "OpenID4VCI", "WalletCrypto", "WalletRuntime", "WalletInspect"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
                                                                "WalletCrypto", "WalletRuntime"],
                           path: "Benchmarks/wallet-bench"),
