@@ -101,7 +101,7 @@ public struct JOSEHeader: Sendable, Equatable {
         var chain: [X509Certificate] = []
         for (index, entry) in entries.enumerated() {
             guard let text = entry.stringValue, let der = Base64.decodeStrict(text),
-                  let certificate = try? X509Certificate(derEncoded: [UInt8](der)) else {
+                  let certificate = try? X509Certificate(derEncoded: der) else {
                 throw .untrusted(.malformedCertificate(index: index))
             }
             chain.append(certificate)

@@ -28,6 +28,7 @@ struct WalletCommand {
                                  verify an ISO 18013-5 DeviceResponse as a reader (issuer
                                  chain, digests, validity, device signature or MAC with the
                                  reader's ephemeral key) and print the elements as JSON
+    \(ServeIssuerCommand.usage)
       interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
@@ -62,6 +63,7 @@ struct WalletCommand {
         case "cbor": return try CBORCommand.run(rest)
         case "sdjwt": return try SDJWTCommand.run(rest)
         case "mdoc": return try await MdocCommand.run(rest)
+        case "serve": return try await ServeCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")
         }

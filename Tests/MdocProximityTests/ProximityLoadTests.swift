@@ -6,15 +6,21 @@ import Testing
 /// Whether this process was built with AddressSanitizer (its runtime is linked in).
 let runningUnderAddressSanitizer: Bool = dlsym(nil, "__asan_init") != nil
 
+/// Whether the load and soak tests run: they have their own CI step
+/// (`WALLET_LOAD_TESTS=1`, see .ci/run) and stay out of the unit run's time budget.
+let loadTestsEnabled = ProcessInfo.processInfo.environment["WALLET_LOAD_TESTS"] == "1"
+
 /// Many sessions over TCP loopback: all complete, and no task, socket or memory
-/// growth remains afterwards. Peak RSS before and after is printed.
-@Suite("Proximity load over TCP", .serialized)
+/// growth remains afterwards. Peak RSS before and after is printed. Run with
+/// `WALLET_LOAD_TESTS=1 swift test --filter ProximityLoadTests`.
+@Suite("Proximity load over TCP", .serialized,
+       .enabled(if: loadTestsEnabled, "load test: set WALLET_LOAD_TESTS=1 (its own CI step)"))
 struct ProximityLoadTests {
     /// One full QR session: engagement, request, consent, response, verification.
     static func session(manager: MdocEngagementManager, fixtures: SessionFixtures, connector: TCPConnector) async throws -> Bool {
-        let qr = try await manager.createEngagement(.qr)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
         let consent = respond(on: manager, provider: fixtures.provider, choice: .accept, engagement: qr.id)
-        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca])
+        let reader = try MdocReader(connector: connector, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
         try await reader.engage(qrCodeUri: qr.qrCodeUri ?? "")
         let verified = try await reader.request([SessionFixtures.request()])
         await consent.value

@@ -1,4 +1,5 @@
 import Foundation
+import WalletRuntime
 @testable import MdocProximity
 
 /// Collects every value of an async sequence until `stop` says so (inclusive).
@@ -20,31 +21,226 @@ func collect<T: Sendable>(_ observed: ObservedValue<T>, until stop: @escaping @S
     collect(observed.values, until: stop)
 }
 
-/// Builds an expected `SessionUiState` in the terms of the spec's flow diagrams.
-func ui(_ phase: UiPhase, _ label: String, nfc: NfcMode = .disabled, qr: QrMode = .none,
+/// The instant synthetic events carry.
+let eventTime = Date(timeIntervalSince1970: 1_700_000_000)
+
+/// Builds an expected `SessionUiState` in the terms of the spec's flow diagrams (without
+/// the engagement id and QR payload, which `anonymized` clears for comparison).
+func ui(_ phase: UiPhase, _ label: SessionUiLabel, nfc: NfcMode = .disabled, qr: QrMode = .none,
         suspended: Bool = false, progress: Float? = nil, outcome: TerminalOutcome? = nil,
-        message: String? = nil, interaction: Bool = false, request: [UInt8]? = nil) -> SessionUiState {
-    SessionUiState(phase: phase, substateLabel: label, nfcMode: nfc, qrMode: qr, isSuspended: suspended,
-                   progressHint: progress, terminalOutcome: outcome, terminalMessage: message,
+        reason: TerminalReason? = nil, interaction: Bool = false, request: [UInt8]? = nil) -> SessionUiState {
+    SessionUiState(phase: phase, substate: label, nfcMode: nfc, qrMode: qr, isSuspended: suspended,
+                   progressHint: progress, terminalOutcome: outcome, terminalReason: reason,
                    userInteractionRequired: interaction, deviceRequest: request)
+}
+
+extension SessionUiState {
+    /// The state without its engagement id and QR payload (asserted separately).
+    var anonymized: SessionUiState {
+        var copy = self
+        copy.engagementId = nil
+        copy.qrCodePayload = nil
+        return copy
+    }
+}
+
+extension Array where Element == SessionUiState {
+    /// The states without engagement ids and QR payloads, consecutive duplicates removed
+    /// (the id alone may change between two otherwise equal states).
+    var anonymized: [SessionUiState] {
+        var result: [SessionUiState] = []
+        for state in self.map(\.anonymized) where result.last != state { result.append(state) }
+        return result
+    }
 }
 
 extension MdocEventHub {
     func engagement(_ id: EngagementID, _ kind: MdocEngagementEvent.Kind) {
-        publish(MdocEngagementEvent(engagementId: id, kind: kind))
+        publish(MdocEngagementEvent(engagementId: id, time: eventTime, kind: kind))
     }
     func transfer(_ id: EngagementID, _ kind: MdocRetrievalEvent.Kind) {
-        publish(MdocRetrievalEvent(engagementId: id, kind: kind))
+        publish(MdocRetrievalEvent(engagementId: id, time: eventTime, kind: kind))
     }
 }
 
-/// Runs `body` with a deadline, failing (returning nil) rather than hanging.
-func withDeadline<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask { try await Task.sleep(for: .seconds(seconds)); return nil }
-        let first = try await group.next() ?? nil
-        group.cancelAll()
-        return first
+/// A clock for tests: time stands still until ``advance(by:)``, and `sleep`
+/// suspends until the clock has moved past its deadline (or the sleeping task is
+/// cancelled). Timeouts under test fire exactly when the test says so, whatever
+/// the machine's load.
+final class TestClock: WalletClock, @unchecked Sendable {
+    private struct Sleeper {
+        let id: Int
+        let deadline: Double
+        let continuation: CheckedContinuation<Void, any Error>
+    }
+    private struct State {
+        var now: Double = 0
+        var nextID = 0
+        var sleepers: [Sleeper] = []
+        var watchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = LockedBox(State())
+    private let origin = Date(timeIntervalSince1970: 1_700_000_000)
+
+    var now: Date { origin.addingTimeInterval(state.withLock { $0.now }) }
+
+    /// Tasks sleeping on this clock now.
+    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    func sleep(for duration: Duration) async throws {
+        let id = state.withLock { state -> Int in state.nextID += 1; return state.nextID }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let (cancelled, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                    if Task.isCancelled { return (true, []) }
+                    state.sleepers.append(Sleeper(id: id, deadline: state.now + duration.inSeconds, continuation: continuation))
+                    return (false, Self.takeWatchers(&state))
+                }
+                if cancelled { continuation.resume(throwing: CancellationError()) }
+                for watcher in ready { watcher.resume() }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { state -> Sleeper? in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.sleepers.remove(at: index)
+            }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves time forward and wakes every sleeper whose deadline has passed.
+    func advance(by duration: Duration) {
+        let due = state.withLock { state -> [Sleeper] in
+            state.now += duration.inSeconds
+            let due = state.sleepers.filter { $0.deadline <= state.now }
+            state.sleepers.removeAll { $0.deadline <= state.now }
+            return due
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+
+    /// Returns once at least `count` tasks sleep on this clock (no polling, no wall time).
+    func waitForSleepers(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.sleepers.count >= count { return true }
+                state.watchers.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    private static func takeWatchers(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        let count = state.sleepers.count
+        let ready = state.watchers.filter { $0.count <= count }.map(\.continuation)
+        state.watchers.removeAll { $0.count <= count }
+        return ready
+    }
+}
+
+/// The limit on waits in tests that expect something to arrive: generous, so that
+/// only a real hang (never a slow, loaded machine) trips it, and it reads as a hang.
+let hangGuard: Duration = .seconds(120)
+
+/// An engagement configuration for tests: message waits limited only by the hang guard.
+let testConfig = EngagementConfig(messageTimeout: hangGuard)
+
+/// A one-shot signal a test opens to let gated work proceed; `wait` returns at once
+/// after `open`. Records when someone started waiting, so a test can sequence
+/// steps without sleeping.
+final class Gate: Sendable {
+    private struct State {
+        var open = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var arrivals = 0
+        var arrivalWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = LockedBox(State())
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (proceed, arrived) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                state.arrivals += 1
+                let count = state.arrivals
+                let arrived = state.arrivalWatchers.filter { $0.count <= count }.map(\.continuation)
+                state.arrivalWatchers.removeAll { $0.count <= count }
+                if state.open { return (true, arrived) }
+                state.waiters.append(continuation)
+                return (false, arrived)
+            }
+            for watcher in arrived { watcher.resume() }
+            if proceed { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once `count` tasks have arrived at the gate.
+    func arrivals(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.arrivals >= count { return true }
+                state.arrivalWatchers.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+}
+
+/// An in-memory connector whose listener closes and connects wait at gates, to
+/// reproduce the interleavings of an actor that awaits them.
+final class GatedConnector: MdocTransportConnector {
+    let exchange: InMemoryTransport.Exchange
+    let listenerClose = Gate()
+    let connectGate = Gate()
+    /// Passed once a gated connect has returned or thrown.
+    let connectReturned = Gate()
+    let gateListenerClose: Bool
+    let gateConnect: Bool
+    let failConnect: Bool
+
+    init(exchange: InMemoryTransport.Exchange = .init(), gateListenerClose: Bool = false, gateConnect: Bool = false,
+         failConnect: Bool = false) {
+        self.exchange = exchange
+        self.gateListenerClose = gateListenerClose
+        self.gateConnect = gateConnect
+        self.failConnect = failConnect
+    }
+
+    func canConnect(to endpoint: TransportEndpoint) -> Bool { exchange.canConnect(to: endpoint) }
+
+    func connect(to endpoint: TransportEndpoint, context: ConnectionContext,
+                 timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+        if gateConnect { await connectGate.wait() }
+        defer { if gateConnect { Task { [connectReturned] in await connectReturned.wait() } } }
+        if failConnect { throw .connectionClosed }
+        return try await exchange.connect(to: endpoint, timeout: timeout)
+    }
+
+    func listen(context: ConnectionContext) async throws(ProximityError) -> any MdocTransportListener {
+        let inner = try await exchange.listen()
+        return GatedListener(inner: inner, gate: gateListenerClose ? listenerClose : nil)
+    }
+
+    struct GatedListener: MdocTransportListener {
+        let inner: any MdocTransportListener
+        let gate: Gate?
+        var endpoint: TransportEndpoint { inner.endpoint }
+        func accept(timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+            try await inner.accept(timeout: timeout)
+        }
+        func close() async {
+            if let gate { await gate.wait() }
+            await inner.close()
+        }
     }
 }

@@ -9,9 +9,9 @@ struct TransportTests {
         for size in sizes {
             let message = (0..<size).map { UInt8(truncatingIfNeeded: $0) }
             try await a.send(message)
-            #expect(try await b.receive(timeout: .seconds(5)) == message)
+            #expect(try await b.receive(timeout: hangGuard) == message)
             try await b.send(message.reversed())
-            #expect(try await a.receive(timeout: .seconds(5)) == message.reversed())
+            #expect(try await a.receive(timeout: hangGuard) == message.reversed())
         }
     }
 
@@ -21,8 +21,8 @@ struct TransportTests {
         try await Self.exchange(a, b)
         try await a.send([1, 2, 3])
         await a.close()
-        #expect(try await b.receive(timeout: .seconds(1)) == [1, 2, 3])   // buffered before the close
-        await #expect(throws: ProximityError.connectionClosed) { try await b.receive(timeout: .seconds(1)) }
+        #expect(try await b.receive(timeout: hangGuard) == [1, 2, 3])   // buffered before the close
+        await #expect(throws: ProximityError.connectionClosed) { try await b.receive(timeout: hangGuard) }
         await #expect(throws: ProximityError.connectionClosed) { try await b.send([1]) }
     }
 
@@ -36,7 +36,7 @@ struct TransportTests {
     func exchangeListener() async throws {
         let exchange = InMemoryTransport.Exchange()
         let listener = try await exchange.listen()
-        async let accepted = listener.accept(timeout: .seconds(5))
+        async let accepted = listener.accept(timeout: hangGuard)
         let client = try await exchange.connect(to: listener.endpoint, timeout: nil)
         let server = try await accepted
         try await Self.exchange(client, server)
@@ -48,30 +48,32 @@ struct TransportTests {
     @Test("TCP on 127.0.0.1 frames messages by length, times out, and closes cleanly")
     func tcpLoopback() async throws {
         let listener = try TCPListener()
-        guard case .tcp(let host, let port) = listener.endpoint else { Issue.record("no endpoint"); return }
+        let address = try #require(listener.endpoint.tcpAddress)
+        let (host, port) = (address.host, address.port)
         #expect(host == "127.0.0.1")
-        async let accepted = listener.accept(timeout: .seconds(5))
+        async let accepted = listener.accept(timeout: hangGuard)
         let client = try await TCPTransport.connect(host: host, port: port)
         let server = try await accepted
         try await Self.exchange(client, server)
         await #expect(throws: ProximityError.timeout(seconds: 0.05)) { try await server.receive(timeout: .milliseconds(50)) }
         await client.close()
-        await #expect(throws: ProximityError.connectionClosed) { try await server.receive(timeout: .seconds(5)) }
+        await #expect(throws: ProximityError.connectionClosed) { try await server.receive(timeout: hangGuard) }
         await server.close()
         await listener.close()
-        await #expect(throws: ProximityError.connectionClosed) { try await listener.accept(timeout: .seconds(1)) }
+        await #expect(throws: ProximityError.connectionClosed) { try await listener.accept(timeout: hangGuard) }
     }
 
     @Test("a TCP frame announcing more than the limit is rejected before allocation")
     func tcpOversized() async throws {
         let listener = try TCPListener(maxMessageSize: 1024)
-        guard case .tcp(let host, let port) = listener.endpoint else { return }
-        async let accepted = listener.accept(timeout: .seconds(5))
+        let address = try #require(listener.endpoint.tcpAddress)
+        let (host, port) = (address.host, address.port)
+        async let accepted = listener.accept(timeout: hangGuard)
         let client = try await TCPTransport.connect(host: host, port: port)
         let server = try await accepted
         try await client.send([UInt8](repeating: 1, count: 2048))
         await #expect(throws: ProximityError.malformedFrame(.declaredLengthTooLarge(declared: 2048, limit: 1024))) {
-            try await server.receive(timeout: .seconds(5))
+            try await server.receive(timeout: hangGuard)
         }
         await #expect(throws: ProximityError.messageTooLarge(size: 2048, limit: 1024)) {
             try await server.send([UInt8](repeating: 1, count: 2048))
@@ -83,7 +85,7 @@ struct TransportTests {
     func tcpFailures() async throws {
         let listener = try TCPListener()
         await #expect(throws: ProximityError.self) { try await listener.accept(timeout: .milliseconds(100)) }
-        guard case .tcp(_, let port) = listener.endpoint else { return }
+        let port = try #require(listener.endpoint.tcpAddress).port
         await listener.close()
         await #expect(throws: ProximityError.self) { try await TCPTransport.connect(host: "127.0.0.1", port: port) }
         await #expect(throws: ProximityError.self) { try await TCPTransport.connect(host: "not-an-ip", port: port) }

@@ -2,31 +2,35 @@ import Foundation
 import WalletRuntime
 
 /// Two connected ends in one process: what one sends, the other receives.
-/// For tests, demos and apps that run holder and reader side by side.
+/// For tests, demos and apps that run holder and reader side by side. Not an
+/// ISO 18013-5 carrier (see ``TransportEndpoint``).
 public final class InMemoryTransport: MdocTransport {
     /// An in-process "radio": holders listen under a name, readers connect to it.
     public final class Exchange: MdocTransportConnector {
         private let listeners = LockedBox<[String: Listener]>([:])
+        private let clock: any WalletClock
 
-        /// An empty exchange.
-        public init() {}
+        /// An empty exchange whose timeouts run on `clock`.
+        public init(clock: any WalletClock = SystemClock()) {
+            self.clock = clock
+        }
+
+        /// In-memory endpoints only.
+        public func canConnect(to endpoint: TransportEndpoint) -> Bool { endpoint.inMemoryName != nil }
 
         /// Connects to the listener named in `endpoint`.
-        public func connect(to endpoint: TransportEndpoint, timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
-            guard case .inMemory(let name) = endpoint else {
-                throw .transportFailed("not an in-memory endpoint")
-            }
-            guard let listener = listeners.withLock({ $0[name] }) else {
-                throw .transportFailed("nobody listens at \(name)")
-            }
-            let (mine, theirs) = InMemoryTransport.makePair()
-            try listener.offer(theirs)
+        public func connect(to endpoint: TransportEndpoint, context: ConnectionContext,
+                            timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+            guard let name = endpoint.inMemoryName else { throw .transportFailed(.unsupportedEndpoint) }
+            guard let listener = listeners.withLock({ $0[name] }) else { throw .transportFailed(.noListener) }
+            let (mine, theirs) = InMemoryTransport.makePair(clock: clock)
+            guard listener.offer(theirs) else { throw .transportFailed(.listenerClosed) }
             return mine
         }
 
         /// Starts listening under a fresh name.
-        public func listen() async throws(ProximityError) -> any MdocTransportListener {
-            let listener = Listener(name: UUID().uuidString, exchange: self)
+        public func listen(context: ConnectionContext) async throws(ProximityError) -> any MdocTransportListener {
+            let listener = Listener(name: UUID().uuidString, exchange: self, clock: clock)
             listeners.withLock { $0[listener.name] = listener }
             return listener
         }
@@ -37,83 +41,52 @@ public final class InMemoryTransport: MdocTransport {
         public var listenerCount: Int { listeners.withLock { $0.count } }
     }
 
-    /// A listener of an ``Exchange``.
+    /// A listener of an ``Exchange``: pending connections wait in a ``Mailbox``,
+    /// so each `accept` owns its timeout.
     public final class Listener: MdocTransportListener {
         fileprivate let name: String
         private let onClose: @Sendable () -> Void
-        private let incoming = LockedBox<(queue: [InMemoryTransport], waiter: CheckedContinuation<Result<any MdocTransport, ProximityError>, Never>?, closed: Bool)>(([], nil, false))
+        private let incoming: Mailbox<InMemoryTransport>
 
-        fileprivate init(name: String, exchange: Exchange) {
+        fileprivate init(name: String, exchange: Exchange, clock: any WalletClock) {
             self.name = name
+            self.incoming = Mailbox(clock: clock)
             self.onClose = { [weak exchange] in exchange?.remove(name) }
         }
 
         /// `.inMemory(name:)`.
         public var endpoint: TransportEndpoint { .inMemory(name: name) }
 
-        fileprivate func offer(_ transport: InMemoryTransport) throws(ProximityError) {
-            let waiter = incoming.withLock { state -> CheckedContinuation<Result<any MdocTransport, ProximityError>, Never>?? in
-                if state.closed { return .none }
-                if let waiter = state.waiter { state.waiter = nil; return .some(waiter) }
-                state.queue.append(transport)
-                return .some(nil)
-            }
-            switch waiter {
-            case .none: throw .transportFailed("listener closed")
-            case .some(let continuation): continuation?.resume(returning: .success(transport))
-            }
-        }
+        /// Hands a connection to the next accept; `false` once closed.
+        fileprivate func offer(_ transport: InMemoryTransport) -> Bool { incoming.push(transport) }
 
         /// Waits for a connection.
         public func accept(timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
-            let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<any MdocTransport, ProximityError>, Never>) in
-                let immediate = incoming.withLock { state -> Result<any MdocTransport, ProximityError>? in
-                    if !state.queue.isEmpty { return .success(state.queue.removeFirst()) }
-                    if state.closed { return .failure(.connectionClosed) }
-                    state.waiter = continuation
-                    return nil
-                }
-                if let immediate { continuation.resume(returning: immediate); return }
-                if let timeout {
-                    let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-                    DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [weak self] in
-                        let waiter = self?.incoming.withLock { state -> CheckedContinuation<Result<any MdocTransport, ProximityError>, Never>? in
-                            defer { state.waiter = nil }
-                            return state.waiter
-                        }
-                        waiter?.resume(returning: .failure(.timeout(seconds: seconds)))
-                    }
-                }
-            }
-            return try result.get()
+            try await incoming.next(timeout: timeout)
         }
 
-        /// Stops listening; a pending accept fails with ``ProximityError/connectionClosed``.
+        /// Stops listening; pending accepts fail with ``ProximityError/connectionClosed``
+        /// and connections not yet accepted are closed.
         public func close() async {
             onClose()
-            let (waiter, queued) = incoming.withLock { state in
-                state.closed = true
-                defer { state.waiter = nil; state.queue.removeAll() }
-                return (state.waiter, state.queue)
-            }
-            waiter?.resume(returning: .failure(.connectionClosed))
-            for transport in queued { await transport.close() }
+            for transport in incoming.finishDiscarding(.connectionClosed) { await transport.close() }
         }
     }
 
-    private let inbox: MessageQueue
-    private let outbox: MessageQueue
+    private let inbox: Mailbox<[UInt8]>
+    private let outbox: Mailbox<[UInt8]>
     private let maxMessageSize: Int
 
-    private init(inbox: MessageQueue, outbox: MessageQueue, maxMessageSize: Int) {
+    private init(inbox: Mailbox<[UInt8]>, outbox: Mailbox<[UInt8]>, maxMessageSize: Int) {
         self.inbox = inbox
         self.outbox = outbox
         self.maxMessageSize = maxMessageSize
     }
 
-    /// Two connected ends.
-    public static func makePair(maxMessageSize: Int = TCPTransport.defaultMaxMessageSize) -> (InMemoryTransport, InMemoryTransport) {
-        let a = MessageQueue(), b = MessageQueue()
+    /// Two connected ends; receive timeouts run on `clock`.
+    public static func makePair(maxMessageSize: Int = TCPTransport.defaultMaxMessageSize,
+                                clock: any WalletClock = SystemClock()) -> (InMemoryTransport, InMemoryTransport) {
+        let a = Mailbox<[UInt8]>(clock: clock), b = Mailbox<[UInt8]>(clock: clock)
         return (InMemoryTransport(inbox: a, outbox: b, maxMessageSize: maxMessageSize),
                 InMemoryTransport(inbox: b, outbox: a, maxMessageSize: maxMessageSize))
     }
@@ -126,8 +99,7 @@ public final class InMemoryTransport: MdocTransport {
         guard message.count <= maxMessageSize else {
             throw .messageTooLarge(size: message.count, limit: maxMessageSize)
         }
-        guard !outbox.isFinished, !inbox.isFinished else { throw .connectionClosed }
-        outbox.push(message)
+        guard !inbox.isFinished, outbox.push(message) else { throw .connectionClosed }
     }
 
     /// The next message from the other end.

@@ -195,7 +195,7 @@ public enum KeyAttestationError: Error, Equatable, Sendable {
     case invalidClaim(String)
     /// The header `typ` is not `key-attestation+jwt`.
     case wrongType(String?)
-    /// The `x5c` chain is missing or unparsable, does not lead to a trust anchor, or its
+    /// The `x5c` chain is absent or unparsable, does not lead to a trust anchor, or its
     /// leaf is not a key-attestation signing certificate.
     case untrusted(TrustFailure)
     /// The signature does not verify with the `x5c` leaf key.
