@@ -1,3 +1,5 @@
+import WalletEncoding
+
 /// How to render diagnostic notation (RFC 8949 §8, RFC 8610 Appendix G).
 public struct CBORDiagnosticOptions: Sendable, Hashable {
     /// Show the content of tag 24 (embedded CBOR) decoded, as `24(<< ... >>)`, recursively;
@@ -106,8 +108,6 @@ struct DiagnosticPrinter {
     init(options: CBORDiagnosticOptions) {
         self.options = options
     }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// The output, with a closing comment when the work limit cut it short.
     var finishedOutput: String {
@@ -331,35 +331,16 @@ struct DiagnosticPrinter {
         guard !exhausted, spend(read: bytes.count, allocated: 2 * bytes.count + 3) else { return }
         output.reserveCapacity(output.count + 2 * bytes.count + 3)
         output.append(contentsOf: "h'".utf8)
-        for byte in bytes {
-            output.append(Self.hexDigits[Int(byte >> 4)])
-            output.append(Self.hexDigits[Int(byte & 0x0F)])
-        }
+        Hex.append(bytes, to: &output)
         output.append(UInt8(ascii: "'"))
     }
 
-    // JSON-style escapes (RFC 8259 §7), as RFC 8949 §8 prescribes for text strings.
+    // JSON-style escapes (RFC 8259 §7), as RFC 8949 §8 prescribes for text strings, written
+    // by the one JSON string writer; DEL and the C1 controls are escaped too, so that
+    // printed text cannot carry terminal control sequences.
     private mutating func printText(_ string: String) {
-        var text = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case "\u{08}": text += "\\b"
-            case "\u{0C}": text += "\\f"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    let hex = String(scalar.value, radix: 16)
-                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    text.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        text += "\""
+        var text = ""
+        JSONWriter.appendString(string, escaping: .printable, to: &text)
         emit(text)
     }
 

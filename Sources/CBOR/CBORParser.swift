@@ -306,22 +306,30 @@ struct CBORParser {
         return .byteString(Array(bytes[start..<end]))
     }
 
-    private mutating func parseArray(_ head: Head, depth: Int) throws(CBORError) -> CBOR {
-        var elements: [CBOR] = []
+    /// The digest of a container from its children's digests, in order.
+    private struct ContainerDigest {
         var hasher = Hasher()
         var count = 0
-        defer {
-            if keyDepth > 0 {
-                hasher.combine(count)
-                digest = Self.digest(head.major, 0, hasher.finalize())
-            }
+        mutating func add(_ child: Int) {
+            hasher.combine(child)
+            count += 1
         }
+        func finalize(major: UInt8) -> Int {
+            var hasher = hasher
+            hasher.combine(count)
+            return CBORParser.digest(major, 0, hasher.finalize())
+        }
+    }
+
+    private mutating func parseArray(_ head: Head, depth: Int) throws(CBORError) -> CBOR {
+        var elements: [CBOR] = []
+        var content = ContainerDigest()
+        defer { if keyDepth > 0 { digest = content.finalize(major: head.major) } }
         if head.indefinite {
             try checkIndefiniteAllowed(head)
             while try !consumeBreak() {
                 let element = try parseItem(depth: depth + 1)
-                if keyDepth > 0 { hasher.combine(digest) }
-                count += 1
+                if keyDepth > 0 { content.add(digest) }
                 if materialize { elements.append(element) }
             }
             return materialize ? .array(elements) : .null
@@ -334,8 +342,7 @@ struct CBORParser {
         if materialize { elements.reserveCapacity(min(declared, 1024)) }
         for _ in 0..<declared {
             let element = try parseItem(depth: depth + 1)
-            if keyDepth > 0 { hasher.combine(digest) }
-            count += 1
+            if keyDepth > 0 { content.add(digest) }
             if materialize { elements.append(element) }
         }
         return materialize ? .array(elements) : .null
@@ -355,14 +362,9 @@ struct CBORParser {
         var seen = Set<DigestedKey>()
         var previousKey: Range<Int>? = nil
         var count = Int.max
-        var hasher = Hasher()
         var parsed = 0
-        defer {
-            if keyDepth > 0 {
-                hasher.combine(parsed)
-                digest = Self.digest(head.major, 0, hasher.finalize())
-            }
-        }
+        var content = ContainerDigest()
+        defer { if keyDepth > 0 { digest = content.finalize(major: head.major) } }
         if head.indefinite {
             try checkIndefiniteAllowed(head)
         } else {
@@ -391,7 +393,7 @@ struct CBORParser {
                     throw .duplicateMapKey(offset: keyStart)
                 }
             }
-            if keyDepth > 0 { hasher.combine(digest) }
+            let keyDigest = digest
             materialize = materializeValues
             let keyRange = keyStart..<position
             if options.requireSortedMapKeys {
@@ -402,7 +404,10 @@ struct CBORParser {
                 previousKey = keyRange
             }
             let value = try parseItem(depth: depth + 1)
-            if keyDepth > 0 { hasher.combine(digest) }
+            if keyDepth > 0 {
+                content.add(keyDigest)
+                content.add(digest)
+            }
             if materialize { entries.append(CBORMap.Entry(key: key, value: value)) }
             parsed += 1
         }

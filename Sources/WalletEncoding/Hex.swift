@@ -6,12 +6,18 @@ public enum Hex {
     /// Lower-case hex of `bytes`.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
+        append(bytes, to: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the lower-case hex digits (UTF-8) of `bytes` to `output`, for writers that
+    /// build their text as bytes (no intermediate string).
+    public static func append(_ bytes: some Sequence<UInt8>, to output: inout [UInt8]) {
+        output.reserveCapacity(output.count + bytes.underestimatedCount * 2)
+        for byte in bytes {
+            output.append(digits[Int(byte >> 4)])
+            output.append(digits[Int(byte & 0x0f)])
+        }
     }
 
     /// The bytes of an even-length hex string (an optional `0x` prefix is allowed; an
