@@ -7,13 +7,19 @@ import Testing
 @Suite("Diagnostic notation does linear, bounded work")
 struct DiagnosticWorkTests {
     /// `levels` nested tag-24 byte strings around a byte string of `payload` bytes, each
-    /// level with a 4-byte length head: `d8 18 5a <len> ( d8 18 5a <len> ( ... ) )`.
+    /// level with a 4-byte length head: `d8 18 5a <len> ( d8 18 5a <len> ( ... ) )`, built
+    /// in one pass (heads first, outermost first, each length known from the inside out).
     static func nestedTag24(levels: Int, payload: Int) -> [UInt8] {
-        var inner: [UInt8] = [0x5a] + bigEndian(payload) + [UInt8](repeating: 0xab, count: payload)
-        for _ in 0..<levels {
-            inner = [0xd8, 0x18, 0x5a] + bigEndian(inner.count) + inner
+        var lengths = [5 + payload]
+        for _ in 0..<levels { lengths.append(7 + lengths[lengths.count - 1]) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lengths[levels])
+        for level in stride(from: levels, to: 0, by: -1) {
+            bytes += [0xd8, 0x18, 0x5a] + bigEndian(lengths[level - 1])
         }
-        return inner
+        bytes += [0x5a] + bigEndian(payload)
+        bytes += repeatElement(0xab, count: payload)
+        return bytes
     }
 
     static func bigEndian(_ value: Int) -> [UInt8] {
@@ -107,15 +113,17 @@ struct DiagnosticWorkTests {
 @Suite("Decoding does linear work with nested map keys")
 struct NestedMapKeyTests {
     /// `levels` maps, each with 16 small keys and one key that is the next map, around a
-    /// byte string of `payload` bytes at the bottom.
+    /// byte string of `payload` bytes at the bottom (built in one pass).
     static func nestedKeys(levels: Int, payload: Int) -> [UInt8] {
-        var inner: [UInt8] = [0x5a] + DiagnosticWorkTests.bigEndian(payload) + [UInt8](repeating: 0, count: payload)
-        for _ in 0..<levels {
-            var body: [UInt8] = []
-            for key in 0..<16 { body += [UInt8(key), 0x00] }
-            inner = [0xb1] + body + inner + [0x00]
-        }
-        return inner
+        var level: [UInt8] = [0xb1]
+        for key in 0..<16 { level += [UInt8(key), 0x00] }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(levels * (level.count + 1) + payload + 5)
+        for _ in 0..<levels { bytes += level }
+        bytes += [0x5a] + DiagnosticWorkTests.bigEndian(payload)
+        bytes += repeatElement(0, count: payload)
+        bytes += repeatElement(0x00, count: levels)   // each map's value for its nested key
+        return bytes
     }
 
     @Test("an 8 MiB map whose keys nest 120 maps deep is decoded hashing each byte once, and a repeated nested key is still a duplicate")

@@ -829,16 +829,16 @@ def inspect(cls, label, data, identifier, *flags):
     expect(cls, label, ["inspect", path("input.bin", data), *flags], identifier)
 
 
-nested = b"\x5a" + be32(8 << 20) + b"\xab" * (8 << 20)
+lengths = [5 + (8 << 20)]
 for _ in range(120):
-    nested = b"\xd8\x18\x5a" + be32(len(nested)) + nested
+    lengths.append(7 + lengths[-1])
+nested = b"".join(b"\xd8\x18\x5a" + be32(lengths[level - 1]) for level in range(120, 0, -1)) \
+    + b"\x5a" + be32(8 << 20) + b"\xab" * (8 << 20)
 started = time.monotonic()
 inspect("control", "8 MiB of nested tag-24 byte strings is shown (linear work)", nested, None, "--compact")
 checks.check("[exhaustion] inspecting 8 MiB of nested tag-24 took under 60 s (hang guard, not a benchmark)",
              time.monotonic() - started < 60)
-keys = b"\x5a" + be32(1 << 20) + b"\x00" * (1 << 20)
-for _ in range(120):
-    keys = b"\xb1" + b"".join(bytes([k, 0]) for k in range(16)) + keys + b"\x00"
+keys = (b"\xb1" + b"".join(bytes([k, 0]) for k in range(16))) * 120 + b"\x5a" + be32(1 << 20) + b"\x00" * (1 << 20) + b"\x00" * 120
 inspect("control", "maps whose keys nest 120 maps deep are shown (linear work)", keys, None, "--compact")
 deep_pretty = b"\x81" * 200 + b"\x9a" + be32(400_000) + b"\x01" * 400_000
 inspect("exhaustion", "pretty-printing 200-deep nesting of 400,000 items (indentation amplification)", deep_pretty,
