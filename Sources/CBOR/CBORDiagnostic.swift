@@ -328,7 +328,8 @@ struct DiagnosticPrinter {
 
     /// `h'…'`, the hex digits written straight into the output.
     private mutating func printBytes(_ bytes: ArraySlice<UInt8>) {
-        guard !exhausted, spend(read: bytes.count, allocated: 2 * bytes.count + 3) else { return }
+        // The digits are made in a buffer of their own, then appended: 4 bytes per byte.
+        guard !exhausted, spend(read: bytes.count, allocated: 4 * bytes.count + 3) else { return }
         output.reserveCapacity(output.count + 2 * bytes.count + 3)
         output.append(contentsOf: "h'".utf8)
         Hex.append(bytes, to: &output)
