@@ -4,7 +4,7 @@ import PackageDescription
 // The wallet SDK (see ../shared/DESIGN.md for the layers). Layer 0: system
 // libraries, CBOR, crypto over OpenSSL 3 with X.509, the runtime seams; layer 1:
 // JOSE and COSE; layer 2: SD-JWT VC, mdoc, storage; layer 3: the protocols (OpenID4VCI,
-// mdoc proximity) and the reference parties (test peers). Higher layers are added
+// OpenID4VP, mdoc proximity) and the reference parties (test peers). Higher layers are added
 // module by module as they gain code.
 let package = Package(
     name: "WalletSDK",
@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "WalletStorage", targets: ["WalletStorage"]),
         .library(name: "MdocProximity", targets: ["MdocProximity"]),
         .library(name: "OpenID4VCI", targets: ["OpenID4VCI"]),
+        .library(name: "OpenID4VP", targets: ["OpenID4VP"]),
         .library(name: "ReferenceParties", targets: ["ReferenceParties"]),
         .library(name: "WalletInspect", targets: ["WalletInspect"]),
         .executable(name: "wallet", targets: ["wallet"]),
@@ -45,7 +46,9 @@ let package = Package(
         .target(name: "SDJWT", dependencies: ["JOSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "WalletStorage", dependencies: ["CSQLite", "COpenSSL", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
-        .target(name: "OpenID4VCI", dependencies: ["JOSE", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+        .target(name: "OpenID4VCI", dependencies: ["JOSE", "COSE", "CBOR", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+        .target(name: "OpenID4VP", dependencies: ["JOSE", "SDJWT", "Mdoc", "CBOR", "COSE", "WalletStorage", "WalletCrypto",
+                                                 "WalletEncoding", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"],
                 resources: [.process("Resources")]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
@@ -56,9 +59,10 @@ let package = Package(
         .target(name: "WalletInspect", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding"]),
 
         .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
-                                                         "OpenID4VCI", "ReferenceParties", "WalletCrypto", "WalletRuntime", "WalletInspect"]),
+                                                         "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime",
+                                                         "WalletInspect"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
-                                                               "WalletCrypto", "WalletRuntime"],
+                                                               "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime"],
                           path: "Benchmarks/wallet-bench"),
 
         .testTarget(name: "WalletEncodingTests", dependencies: ["WalletEncoding"]),
@@ -70,13 +74,16 @@ let package = Package(
         .testTarget(name: "SDJWTTests", dependencies: ["SDJWT", "JOSE", "WalletCrypto", "WalletRuntime", "WalletEncoding"], exclude: ["Vectors"]),
         .testTarget(name: "MdocTests", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite", "WalletEncoding"], exclude: ["Fixtures"]),
-        .testTarget(name: "OpenID4VCITests", dependencies: ["OpenID4VCI", "JOSE", "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "OpenID4VCITests", dependencies: ["OpenID4VCI", "ReferenceParties", "JOSE", "COSE", "CBOR", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto",
+                                                            "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "OpenID4VPTests", dependencies: ["OpenID4VP", "ReferenceParties", "SDJWT", "Mdoc", "CBOR", "COSE", "JOSE",
+                                                          "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc",
+                                                                  "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "WalletEncoding"]),
-        .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "ReferenceParties", "WalletCrypto",
-                                                        "WalletRuntime", "WalletEncoding"]),
-        .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "JOSE", "SDJWT", "Mdoc", "COSE", "CBOR", "WalletCrypto",
-                                                                 "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "ReferenceParties", "OpenID4VCI",
+                                                        "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]

@@ -23,10 +23,17 @@ struct WalletBench {
       mdoc    an mDL of 12 elements with a 50 KB portrait: the holder derives session
               keys, builds, signs and encrypts a DeviceResponse; the reader decrypts and
               verifies it; each against its floor of ECDH, HKDF, AES-GCM, SHA-256, ECDSA
+      presentation  an OpenID4VP remote presentation: resolve a signed request, match
+              its DCQL query over 1,000 and 10,000 stored credentials, build and
+              encrypt the response, and a whole session; each against its crypto floor
       proximity  one full QR session (mDL with a 50 KB portrait), holder and reader in
               this process, over TCP loopback and over the simulated BLE GATT link
               (mdoc peripheral server mode, MTU 185); prints each time and its ratio
               to the session's crypto floor
+      issuance a batch of 50 oneTime SD-JWT VCs from the in-process reference issuer
+              (pre-authorized, DPoP, issuer anchors configured); the wallet-side time
+              (the issuer's handling subtracted) against its crypto floor of 50 key
+              generations, 50 proof signatures and 50 credential verifications
     """
 
     static func main() throws {
@@ -56,6 +63,8 @@ struct WalletBench {
         case "sdjwt": try SDJWTBenchmark.run(iterations: iterations, python: python)
         case "mdoc": try MdocBenchmark.run(iterations: iterations, python: python)
         case "proximity": try ProximityBenchmark.run(iterations: iterations, python: python)
+        case "presentation": try PresentationBenchmark.run(iterations: iterations, python: python)
+        case "issuance": try IssuanceBenchmark.run(iterations: iterations, python: python)
         default: print(usage); exit(2)
         }
     }
