@@ -162,6 +162,40 @@ struct TransactionLogTests {
         await wallet.proximity.closeAll()
     }
 
+    @Test("proximity with claim values opted in: exactly the released elements' values")
+    func proximityValues() async throws {
+        let parties = try Parties.make()
+        let reader = try TestReader.make()
+        let wallet = try await Wallet(config: parties.config(claimValues: true, proximity: ProximityConfig(connector: reader.holderConnector),
+                                                               extraReaderAnchorsDer: [reader.root.derEncoded]))
+        let id = try await parties.issueMdl(into: wallet)
+        let recorded = wallet.transactionLog.recorded
+        _ = try await reader.present(from: wallet, releasing: [
+            ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "age_over_18")],
+                                     issuerAnchors: [parties.issuer.trustAnchors.iaca])
+        let entry = try #require(await recorded.first { $0.kind == .proximityPresentation })
+        #expect(entry.claimValues == [id: ["[\"org.iso.18013.5.1\",\"age_over_18\"]": true]])
+        await wallet.proximity.closeAll()
+    }
+
+    @Test("a deferred issuance: one entry, outcome deferred, the credential named without claims; resuming logs completed")
+    func deferredIssuance() async throws {
+        let parties = try Parties.make(issuer: ReferenceIssuerConfiguration(deferral: DeferredIssuance(interval: 1)))
+        let wallet = try await Wallet(config: parties.config())
+        let offer = try await parties.issuer.createOffer(.preAuthorized([IssuerCredentialConfiguration.pidId]))
+        let state = await terminalState(of: wallet.issuance.start(.fromOffer(try await wallet.issuance.resolveOffer(offer.byValue),
+                                                                             configurationId: IssuerCredentialConfiguration.pidId)))
+        guard case .deferred(let id, _) = state else { Issue.record("\(state)"); return }
+        let deferred = try #require(try await wallet.transactionLog.entries().first)
+        #expect(deferred.outcome == .deferred)
+        #expect(deferred.credentials == [TransactionCredential(credentialId: id, type: Parties.pidType)])
+        #expect(await terminalState(of: wallet.issuance.resumeDeferred(id)) == .completed(IssuanceResult(issued: [id])))
+        let entries = try await wallet.transactionLog.entries()
+        #expect(entries.map(\.outcome) == [.completed, .deferred])
+        #expect(entries.first?.counterparty.identifier == "https://issuer.example")
+        #expect(entries.first?.credentials.first?.claimPaths.contains([.string("given_name")]) == true)
+    }
+
     @Test("proximity declined: one declined entry, nothing released, no instance spent")
     func proximityDeclined() async throws {
         let parties = try Parties.make()
