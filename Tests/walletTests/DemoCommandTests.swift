@@ -16,11 +16,16 @@ struct DemoCommandTests {
     /// The `wallet` executable built beside this test binary.
     static var walletBinary: URL? {
         if let path = ProcessInfo.processInfo.environment["WALLET_BIN"] { return URL(fileURLWithPath: path) }
-        var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("wallet")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
+        // Linux: the test executable; Apple platforms: the .xctest bundle. `wallet` is built beside either.
+        let starts = [URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()]
+            + Bundle.allBundles.map(\.bundleURL).filter { $0.pathExtension == "xctest" }
+        for start in starts {
+            var directory = start.deletingLastPathComponent()
+            for _ in 0..<4 {
+                let candidate = directory.appendingPathComponent("wallet")
+                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+                directory = directory.deletingLastPathComponent()
+            }
         }
         return nil
     }
