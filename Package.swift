@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "COSE", dependencies: ["CBOR", "WalletCrypto", "WalletEncoding"]),
         .target(name: "SDJWT", dependencies: ["JOSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
-        .target(name: "WalletStorage", dependencies: ["CSQLite", "COpenSSL", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+        .target(name: "WalletStorage", dependencies: ["CSQLite", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "OpenID4VCI", dependencies: ["JOSE", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 

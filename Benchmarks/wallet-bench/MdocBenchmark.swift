@@ -71,7 +71,8 @@ enum MdocBenchmark {
         // The floors, over the same sizes.
         let plaintextSize = encrypted.count - AESGCM.tagByteCount
         let message = [UInt8](repeating: 0x42, count: plaintextSize)
-        let key = [UInt8](repeating: 7, count: 32)
+        let key = SymmetricKey(bytes: [UInt8](repeating: 7, count: 32))
+        let ikm = [UInt8](repeating: 7, count: 32)
         let nonce = SessionEncryption.nonce(sender: .mdoc, counter: 1)
         let sealed = try AESGCM.seal(message, key: key, nonce: nonce).ciphertextAndTag
         let salt = HashAlgorithm.sha256.digest(transcript.taggedBytes)
@@ -80,7 +81,7 @@ enum MdocBenchmark {
         let items = credential.items(in: "org.iso.18013.5.1").map(\.taggedBytes)
         let ecdh = try medianSeconds(iterations: iterations) { blackHole(try eDeviceKey.sharedSecret(with: eReaderKey.publicKey)) }
         let hkdf = try medianSeconds(iterations: iterations) {
-            blackHole(try HKDF.deriveKey(inputKeyMaterial: key, salt: salt, info: Array("SKDevice".utf8), outputByteCount: 32))
+            blackHole(try HKDF.deriveKey(inputKeyMaterial: ikm, salt: salt, info: Array("SKDevice".utf8), outputByteCount: 32))
         }
         let seal = try medianSeconds(iterations: iterations) { blackHole(try AESGCM.seal(message, key: key, nonce: nonce)) }
         let open = try medianSeconds(iterations: iterations) { blackHole(try AESGCM.open(combined: sealed, key: key, nonce: nonce)) }

@@ -114,7 +114,7 @@ enum ProximityBenchmark {
     /// The bare OpenSSL work of one session, timed the same way.
     static func cryptoFloor(fixture: Fixture, responseBytes: Int, iterations: Int) throws -> Double {
         let peer = try ECPrivateKey.generate(curve: .p256)
-        let key = [UInt8](repeating: 7, count: 32)
+        let key = SymmetricKey(bytes: [UInt8](repeating: 7, count: 32))
         let nonce = [UInt8](repeating: 1, count: 12)
         let response = [UInt8](repeating: 3, count: responseBytes)
         let request = [UInt8](repeating: 4, count: 200)
@@ -124,7 +124,7 @@ enum ProximityBenchmark {
             let a = try ECPrivateKey.generate(curve: .p256), b = try ECPrivateKey.generate(curve: .p256)
             let z1 = try a.sharedSecret(with: peer.publicKey), z2 = try b.sharedSecret(with: peer.publicKey)
             for (z, info) in [(z1, "SKReader"), (z1, "SKDevice"), (z2, "SKReader"), (z2, "SKDevice")] {
-                blackHole(try HKDF.deriveKey(inputKeyMaterial: z, salt: message, info: Array(info.utf8), outputByteCount: 32))
+                blackHole(try z.hkdfDerivedSymmetricKey(salt: message, info: Array(info.utf8), outputByteCount: 32))
             }
             for payload in [request, response] {
                 let box = try AESGCM.seal(payload, key: key, nonce: nonce)

@@ -1,5 +1,6 @@
 import CBOR
 import WalletCrypto
+import WalletEncoding
 
 /// A COSE_Key (RFC 9052 §7, RFC 9053 §7): an EC2 key on P-256/P-384/P-521, an OKP
 /// Ed25519 key, or a symmetric key.
@@ -8,9 +9,9 @@ import WalletCrypto
 /// types (`PublicKey`, `ECPrivateKey`, `Ed25519PrivateKey`), since `COSE` and `JOSE`
 /// sit side by side and do not import each other.
 ///
-/// Private (`d`) and symmetric (`k`) material is held in ordinary arrays; `description`
-/// never prints it.
-public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
+/// Private (`d`) and symmetric (`k`) material is held in ordinary arrays, as the encoded
+/// key holds it; `description`, `debugDescription` and the mirror never show it.
+public struct COSEKey: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The key type (`kty`, label 1).
     public enum KeyType: Int, Hashable, Sendable {
         /// Octet key pair (Ed25519 here).
@@ -142,8 +143,8 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The key value of a symmetric key.
-    public var symmetricKey: [UInt8]? {
-        if case .symmetric(let k) = parameters { return k }
+    public var symmetricKey: SymmetricKey? {
+        if case .symmetric(let k) = parameters { return SymmetricKey(bytes: k) }
         return nil
     }
 
@@ -167,9 +168,15 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
 
     /// A description that names the key type and curve but never prints key material.
     public var description: String {
-        let kid = keyID.map { " kid=\($0.map { String(format: "%02x", $0) }.joined())" } ?? ""
+        let kid = keyID.map { " kid=\(Hex.encode($0))" } ?? ""
         return "COSEKey(\(keyType)\(curve.map { " \($0)" } ?? "")\(hasPrivateMaterial ? " private" : "")\(kid))"
     }
+
+    /// Same as ``description``: never key material.
+    public var debugDescription: String { description }
+
+    /// A mirror without children, so `dump` cannot reveal private or symmetric key material.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
 
     // MARK: Parsing and serialization
 
@@ -294,7 +301,7 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     /// Creates the COSE_Key of an EC private key (with its public coordinates).
     /// - Throws: `crypto` when the scalar cannot be exported.
     public init(privateKey: ECPrivateKey, keyID: [UInt8]? = nil, algorithm: COSEAlgorithm? = nil) throws(COSEError) {
-        let scalar = try Self.crypto { try privateKey.rawScalar() }
+        let scalar = try Self.crypto { () throws(CryptoError) in try privateKey.rawScalar() }
         parameters = .ec2(curve: Curve(privateKey.curve), x: privateKey.publicKey.x,
                           y: .value(privateKey.publicKey.y), d: scalar)
         self.keyID = keyID
@@ -305,7 +312,7 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     /// Creates the COSE_Key of an Ed25519 private key (with its public key).
     /// - Throws: `crypto` when the key cannot be exported.
     public init(privateKey: Ed25519PrivateKey, keyID: [UInt8]? = nil, algorithm: COSEAlgorithm? = nil) throws(COSEError) {
-        let raw = try Self.crypto { try privateKey.rawRepresentation() }
+        let raw = try Self.crypto { () throws(CryptoError) in try privateKey.rawRepresentation() }
         parameters = .okp(curve: .ed25519, x: privateKey.publicKey.rawRepresentation, d: raw)
         self.keyID = keyID
         algorithmIdentifier = algorithm?.rawValue
@@ -314,8 +321,9 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
 
     /// Creates a symmetric COSE_Key (kty 4).
     /// - Throws: `invalidKey` for an empty key.
-    public init(symmetricKey: [UInt8], keyID: [UInt8]? = nil, algorithm: COSEAlgorithm? = nil) throws(COSEError) {
-        try self.init(parameters: .symmetric(k: symmetricKey), keyID: keyID, algorithmIdentifier: algorithm?.rawValue)
+    public init(symmetricKey: SymmetricKey, keyID: [UInt8]? = nil, algorithm: COSEAlgorithm? = nil) throws(COSEError) {
+        let k = symmetricKey.withUnsafeBytes { Array($0) }
+        try self.init(parameters: .symmetric(k: k), keyID: keyID, algorithmIdentifier: algorithm?.rawValue)
     }
 
     /// The public key of an EC2 or OKP key (a compressed EC2 point is decompressed).
@@ -383,10 +391,10 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The secret of a symmetric key for `algorithm`, honouring the key's `alg`.
-    func macKey(for algorithm: COSEAlgorithm) throws(COSEError) -> [UInt8] {
+    func macKey(for algorithm: COSEAlgorithm) throws(COSEError) -> SymmetricKey {
         guard case .symmetric(let k) = parameters, algorithm.isMAC else { throw .algorithmKeyMismatch }
         if let algorithmIdentifier, algorithmIdentifier != algorithm.rawValue { throw .algorithmKeyMismatch }
-        return k
+        return SymmetricKey(bytes: k)
     }
 
     // MARK: Validation
@@ -412,9 +420,7 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    private static func crypto<T>(_ body: () throws -> T) throws(COSEError) -> T {
-        do { return try body() } catch let error as CryptoError { throw .crypto(error) } catch {
-            throw .crypto(.invalidKey(String(describing: error)))
-        }
+    private static func crypto<T>(_ body: () throws(CryptoError) -> T) throws(COSEError) -> T {
+        do { return try body() } catch { throw .crypto(error) }
     }
 }

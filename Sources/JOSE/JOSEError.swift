@@ -58,38 +58,10 @@ public enum JOSEError: Error, Equatable, Sendable {
     /// The caller's `Signer` or `KeyAgreement` failed (a cancelled authentication prompt
     /// arrives here unchanged as `.keyOperation(.userCancelled)`).
     case keyOperation(KeyOperationError)
-    /// The caller's key resolver failed with its own error.
-    case keyOperationFailed(String)
+    /// The caller's key resolver knows no key for the header (its `kid`, when present, is given).
+    case unknownKey(keyID: String?)
     /// A `WalletCrypto` primitive failed.
     case crypto(CryptoError)
-}
-
-extension JOSEError {
-    /// Runs a `WalletCrypto` call (untyped `throws`), mapping its failure into `JOSEError`.
-    static func wrap<T>(_ body: () throws -> T) throws(JOSEError) -> T {
-        do {
-            return try body()
-        } catch let error as JOSEError {
-            throw error
-        } catch let error as CryptoError {
-            throw .crypto(error)
-        } catch {
-            throw .keyOperationFailed(String(describing: error))
-        }
-    }
-
-    /// The async form of `wrap(_:)`, for the caller's `Signer` and `KeyAgreement`.
-    static func wrapAsync<T>(_ body: () async throws -> T) async throws(JOSEError) -> T {
-        do {
-            return try await body()
-        } catch let error as JOSEError {
-            throw error
-        } catch let error as CryptoError {
-            throw .crypto(error)
-        } catch {
-            throw .keyOperationFailed(String(describing: error))
-        }
-    }
 }
 
 extension JSONValue {

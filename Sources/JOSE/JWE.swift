@@ -120,9 +120,8 @@ public struct JWE: Sendable, Equatable {
         if compress { members["zip"] = "DEF" }
         let header = try JOSEHeader(members: members)
 
-        let key = try ConcatKDF.deriveKey(
-            sharedSecret: sharedSecret, keyByteCount: contentEncryption.keyByteCount,
-            algorithmID: contentEncryption.rawValue, partyUInfo: agreementPartyUInfo ?? [],
+        let key = try JOSECrypto.contentEncryptionKey(
+            sharedSecret, algorithm: contentEncryption, partyUInfo: agreementPartyUInfo ?? [],
             partyVInfo: agreementPartyVInfo ?? [])
         let content = compress ? try Deflate.compress(plaintext) : plaintext
         let iv = try JOSECrypto.randomBytes(12)
@@ -146,15 +145,14 @@ public struct JWE: Sendable, Equatable {
     }
 
     /// Derives the key from `sharedSecret`, opens the content and inflates it if zipped.
-    private func open(sharedSecret: [UInt8], maximumDecompressedSize: Int) throws(JOSEError) -> [UInt8] {
+    private func open(sharedSecret: SharedSecret, maximumDecompressedSize: Int) throws(JOSEError) -> [UInt8] {
         func party(_ name: String) throws(JOSEError) -> [UInt8] {
             guard let text = header[name]?.stringValue else { return [] }
             guard let bytes = Base64URL.decode(text) else { throw .malformed("\(name) is not base64url") }
             return bytes
         }
-        let key = try ConcatKDF.deriveKey(
-            sharedSecret: sharedSecret, keyByteCount: contentEncryption.keyByteCount,
-            algorithmID: contentEncryption.rawValue, partyUInfo: try party("apu"), partyVInfo: try party("apv"))
+        let key = try JOSECrypto.contentEncryptionKey(
+            sharedSecret, algorithm: contentEncryption, partyUInfo: try party("apu"), partyVInfo: try party("apv"))
         let content = try JOSECrypto.open(
             ciphertext: ciphertext, tag: authenticationTag, key: key, nonce: initializationVector,
             aad: Array(header.encoded.utf8))
@@ -173,7 +171,7 @@ public struct JWE: Sendable, Equatable {
         understoodCriticalHeaders: Set<String> = [], maximumDecompressedSize: Int = JWE.defaultMaximumDecompressedSize
     ) async throws(JOSEError) -> [UInt8] {
         let epk = try prepare(recipient: keyAgreement.publicKey, recipientKeyID: recipientKeyID, understood: understoodCriticalHeaders)
-        let sharedSecret: [UInt8]
+        let sharedSecret: SharedSecret
         do {
             sharedSecret = try await keyAgreement.sharedSecret(with: epk)
         } catch {

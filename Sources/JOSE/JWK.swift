@@ -157,9 +157,10 @@ public struct JWK: Sendable, Equatable, Hashable {
     }
 
     /// A symmetric (`oct`) JWK holding `key` (for HS256).
-    public init(symmetricKey key: [UInt8]) throws(JOSEError) {
-        guard !key.isEmpty else { throw .invalidKey("empty symmetric key") }
-        self.init(validated: .oct, members: ["kty": "oct", "k": .string(Base64URL.encode(key))])
+    public init(symmetricKey key: SymmetricKey) throws(JOSEError) {
+        guard key.byteCount > 0 else { throw .invalidKey("empty symmetric key") }
+        let k = key.withUnsafeBytes { Base64URL.encode(Array($0)) }
+        self.init(validated: .oct, members: ["kty": "oct", "k": .string(k)])
     }
 
     /// This key with the members of `parameters` added or replaced (`kid`, `use`,
@@ -261,9 +262,28 @@ public struct JWK: Sendable, Equatable, Hashable {
         return try JOSECrypto.ed25519PrivateKey(try bytes("d", length: 32))
     }
 
-    /// The symmetric key bytes of an `oct` key.
-    public func symmetricKey() throws(JOSEError) -> [UInt8] {
+    /// The symmetric key of an `oct` key.
+    public func symmetricKey() throws(JOSEError) -> SymmetricKey {
         guard keyType == .oct else { throw .invalidKey("not a symmetric key") }
-        return try bytes("k")
+        var k = try bytes("k")
+        return SymmetricKey(consuming: &k)
+    }
+}
+
+extension JWK: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The members with private key material (`d`, `k`, the RSA private members) replaced
+    /// by `<redacted>`, so that printing or logging a private JWK reveals no key.
+    public var description: String {
+        var shown = members
+        for name in members.keys where Self.privateMemberNames.contains(name) { shown[name] = "<redacted>" }
+        return "JWK(\(JSONValue.object(shown).canonicalSerialized))"
+    }
+
+    /// Same as ``description``: private members redacted.
+    public var debugDescription: String { description }
+
+    /// The key type and the redacted description only, so that `dump` cannot reveal key material.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["keyType": keyType, "description": description], displayStyle: .struct)
     }
 }

@@ -110,10 +110,10 @@ public struct JWS: Sendable, Equatable {
 
     /// Signs `payload` with HS256 under `hmacKey`.
     public static func sign(
-        payload: [UInt8], hmacKey: [UInt8], type: String? = nil, keyID: String? = nil,
+        payload: [UInt8], hmacKey: SymmetricKey, type: String? = nil, keyID: String? = nil,
         critical: [String]? = nil, additionalHeaders: JSONObject = [:]
     ) throws(JOSEError) -> JWS {
-        guard !hmacKey.isEmpty else { throw .invalidKey("empty HMAC key") }
+        guard hmacKey.byteCount > 0 else { throw .invalidKey("empty HMAC key") }
         let header = try JOSEHeader(members: try headerMembers(
             algorithm: .hs256, type: type, keyID: keyID, jwk: nil, x5c: nil, critical: critical,
             additional: additionalHeaders))
@@ -142,10 +142,10 @@ public struct JWS: Sendable, Equatable {
     }
 
     /// Verifies an HS256 signature with `hmacKey` (compared in constant time).
-    public func verify(hmacKey: [UInt8], understoodCriticalHeaders: Set<String> = []) throws(JOSEError) {
+    public func verify(hmacKey: SymmetricKey, understoodCriticalHeaders: Set<String> = []) throws(JOSEError) {
         try header.checkCritical(understood: understoodCriticalHeaders)
         guard algorithm == .hs256 else { throw .algorithmKeyMismatch(algorithm: algorithm.rawValue, keyType: "oct") }
-        guard !hmacKey.isEmpty else { throw .invalidKey("empty HMAC key") }
+        guard hmacKey.byteCount > 0 else { throw .invalidKey("empty HMAC key") }
         try checkSignatureLength()
         let expected = try JOSECrypto.hmacSHA256(signingInput, key: hmacKey)
         guard ConstantTime.equals(expected, signature) else { throw .invalidSignature }
@@ -198,12 +198,12 @@ public struct JWS: Sendable, Equatable {
     }
 
     /// Verifies with the key `resolver` picks for this header (by `kid`, `jwk`, `x5c`,
-    /// the issuer's metadata ...). Errors the resolver throws that are not `JOSEError`
-    /// become `keyOperationFailed`.
+    /// the issuer's metadata ...). A resolver that knows no key returns nil, which is
+    /// `unknownKey` with the header's `kid`.
     public func verify(
-        understoodCriticalHeaders: Set<String> = [], resolvingKeyWith resolver: (JOSEHeader) throws -> JWK
+        understoodCriticalHeaders: Set<String> = [], resolvingKeyWith resolver: (JOSEHeader) -> JWK?
     ) throws(JOSEError) -> JWK {
-        let jwk = try JOSEError.wrap { try resolver(header) }
+        guard let jwk = resolver(header) else { throw .unknownKey(keyID: header.keyID) }
         try verify(with: jwk, understoodCriticalHeaders: understoodCriticalHeaders)
         return jwk
     }

@@ -22,8 +22,6 @@ public enum MdocError: Error, Equatable, Sendable {
     case cose(COSEError)
     /// A cryptographic primitive failed (ECDH, HKDF, hashing, a signer).
     case crypto(CryptoError)
-    /// A `Signer` or `KeyAgreement` failed with an error that is not a `CryptoError`.
-    case keyOperationFailed(String)
     /// The holder's or reader's `Signer` / `KeyAgreement` failed (a cancelled
     /// authentication prompt arrives here unchanged as `.keyOperation(.userCancelled)`).
     case keyOperation(KeyOperationError)
@@ -82,20 +80,6 @@ public enum MdocError: Error, Equatable, Sendable {
         case .cbor, .malformed: .cborDecodingError
         case .sessionTerminated: .sessionTermination
         default: nil
-        }
-    }
-}
-
-extension MdocError {
-    static func wrap(_ error: any Error) -> MdocError {
-        switch error {
-        case let error as MdocError: error
-        case let error as CryptoError: .crypto(error)
-        case let error as KeyOperationError: .keyOperation(error)
-        case .keyOperation(let error) as COSEError: .keyOperation(error)
-        case let error as COSEError: .cose(error)
-        case let error as CBORError: .cbor(error)
-        default: .keyOperationFailed(String(describing: error))
         }
     }
 }

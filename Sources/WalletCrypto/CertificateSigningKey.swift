@@ -16,7 +16,7 @@ extension CertificateSigningKey {
         get throws(CryptoError) {
             var der: UnsafeMutablePointer<UInt8>? = nil
             let length = i2d_PUBKEY(evpKey.pointer, &der)
-            guard length > 0, let der else { throw openSSLError("i2d_PUBKEY") }
+            guard length > 0, let der else { throw backendError(.keyExport) }
             defer { wallet_OPENSSL_free(der) }
             return Array(UnsafeBufferPointer(start: der, count: Int(length)))
         }

@@ -40,15 +40,13 @@ public struct SoftwareSigner: Signer {
 
     /// Signs `message`: raw r||s for ECDSA, 64 bytes for EdDSA.
     public func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] {
-        do {
+        do throws(CryptoError) {
             switch backing {
             case .ec(let key): return try key.signature(for: message).rawRepresentation(curve: key.curve)
             case .ed25519(let key): return try key.signature(for: message)
             }
-        } catch let error as CryptoError {
-            throw .crypto(error)
         } catch {
-            throw .crypto(.unsupportedAlgorithm("unexpected failure"))
+            throw .crypto(error)
         }
     }
 }

@@ -49,29 +49,8 @@ public enum StorageError: Error, Equatable, Sendable {
 }
 
 extension StorageError {
-    /// Runs a `WalletCrypto` call (untyped `throws`), mapping its failure.
-    static func wrap<T>(_ body: () throws -> T) throws(StorageError) -> T {
-        do {
-            return try body()
-        } catch let error as StorageError {
-            throw error
-        } catch let error as CryptoError {
-            throw .crypto(error)
-        } catch {
-            throw .crypto(.openSSL(function: "unknown", reason: String(describing: error)))
-        }
-    }
-
-    /// The async form of `wrap(_:)`.
-    static func wrapAsync<T>(_ body: () async throws -> T) async throws(StorageError) -> T {
-        do {
-            return try await body()
-        } catch let error as StorageError {
-            throw error
-        } catch let error as CryptoError {
-            throw .crypto(error)
-        } catch {
-            throw .crypto(.openSSL(function: "unknown", reason: String(describing: error)))
-        }
+    /// Runs a `WalletCrypto` call, wrapping its error as `StorageError.crypto`.
+    static func wrap<T>(_ body: () throws(CryptoError) -> T) throws(StorageError) -> T {
+        do { return try body() } catch { throw .crypto(error) }
     }
 }

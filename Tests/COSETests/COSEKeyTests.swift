@@ -59,11 +59,11 @@ struct COSEKeyTests {
 
     @Test("a symmetric key keeps k, kid, alg and key_ops")
     func symmetricKey() throws {
-        var key = try COSEKey(symmetricKey: Array(repeating: 7, count: 32), keyID: Array("our-secret".utf8), algorithm: .hmac256)
+        var key = try COSEKey(symmetricKey: SymmetricKey(bytes: Array(repeating: 7, count: 32)), keyID: Array("our-secret".utf8), algorithm: .hmac256)
         key.keyOperations = [.macCreate, .macVerify]
         let parsed = try COSEKey(encoded: key.encoded())
         #expect(parsed == key)
-        #expect(parsed.symmetricKey == Array(repeating: 7, count: 32))
+        #expect(parsed.symmetricKey == SymmetricKey(bytes: Array(repeating: 7, count: 32)))
         #expect(throws: COSEError.invalidKey("a symmetric key has no public key")) { _ = try parsed.publicKey() }
     }
 

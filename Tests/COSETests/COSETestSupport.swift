@@ -85,13 +85,13 @@ enum COSETestSupport {
     }
 
     /// The symmetric key bytes of a cose-wg Mac0 vector (first recipient's "k").
-    static func macKey(_ vector: [String: Any]) throws -> [UInt8] {
+    static func macKey(_ vector: [String: Any]) throws -> SymmetricKey {
         guard let input = vector["input"] as? [String: Any], let mac0 = input["mac0"] as? [String: Any],
               let recipients = mac0["recipients"] as? [[String: Any]],
               let key = recipients.first?["key"] as? [String: Any], let k = key["k"] as? String else {
             throw VectorError(description: "no MAC key")
         }
-        return try base64URL(k)
+        return SymmetricKey(bytes: try base64URL(k))
     }
 
     static func string(_ object: [String: Any], _ path: String...) -> String? {

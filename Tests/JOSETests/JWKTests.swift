@@ -100,8 +100,8 @@ struct JWKTests {
 
     @Test("symmetric keys have no public form")
     func symmetric() throws {
-        let jwk = try JWK(symmetricKey: [1, 2, 3])
-        #expect(try jwk.symmetricKey() == [1, 2, 3])
+        let jwk = try JWK(symmetricKey: SymmetricKey(bytes: [1, 2, 3]))
+        #expect(try jwk.symmetricKey() == SymmetricKey(bytes: [1, 2, 3]))
         #expect(jwk.thumbprintInput == #"{"k":"AQID","kty":"oct"}"#)
         #expect(throws: JOSEError.self) { try jwk.publicJWK }
     }

@@ -140,7 +140,7 @@ struct NegativeTests {
 
     @Test("a SessionData whose AES-GCM tag was altered fails with status 10, and the next genuine message still decrypts")
     func tagFailure() async throws {
-        let keys = SessionKeys(skReader: Array(repeating: 1, count: 32), skDevice: Array(repeating: 2, count: 32))
+        let keys = SessionKeys(skReader: SymmetricKey(bytes: Array(repeating: 1, count: 32)), skDevice: SymmetricKey(bytes: Array(repeating: 2, count: 32)))
         let (transcript, _, _) = try S.transcript()
         let reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
         let mdoc = SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript)
@@ -155,7 +155,7 @@ struct NegativeTests {
 
     @Test("a replayed SessionData and one received out of order are rejected with status 10")
     func replayAndReorder() async throws {
-        let keys = SessionKeys(skReader: Array(repeating: 3, count: 32), skDevice: Array(repeating: 4, count: 32))
+        let keys = SessionKeys(skReader: SymmetricKey(bytes: Array(repeating: 3, count: 32)), skDevice: SymmetricKey(bytes: Array(repeating: 4, count: 32)))
         let (transcript, _, _) = try S.transcript()
         let reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
         let mdoc = SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript)
@@ -223,7 +223,7 @@ struct NegativeTests {
             #expect(error == .malformed("DeviceResponse has no status"))
             #expect(error.sessionStatus == .cborDecodingError)
         }
-        let keys = SessionKeys(skReader: Array(repeating: 5, count: 32), skDevice: Array(repeating: 6, count: 32))
+        let keys = SessionKeys(skReader: SymmetricKey(bytes: Array(repeating: 5, count: 32)), skDevice: SymmetricKey(bytes: Array(repeating: 6, count: 32)))
         let (transcript, _, _) = try S.transcript()
         let reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
         let end = try SessionData(encoded: SessionData(status: .sessionTermination).encodedBytes)

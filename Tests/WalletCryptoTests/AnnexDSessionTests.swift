@@ -36,8 +36,10 @@ struct AnnexDSessionTests {
         #expect(hexString(devicePrivate.publicKey.y) == device.y)
         let devicePublic = try ECPublicKey(x: hex(device.x), y: hex(device.y), curve: .p256)
         let readerPublic = try ECPublicKey(x: hex(reader.x), y: hex(reader.y), curve: .p256)
-        #expect(hexString(try readerPrivate.sharedSecret(with: devicePublic)) == expected.zab_hex)
-        #expect(hexString(try devicePrivate.sharedSecret(with: readerPublic)) == expected.zab_hex)
+        let zab = SharedSecret(bytes: hex(expected.zab_hex))
+        #expect(try readerPrivate.sharedSecret(with: devicePublic) == zab)
+        #expect(try devicePrivate.sharedSecret(with: readerPublic) == zab)
+        #expect(try readerPrivate.sharedSecret(with: devicePublic).withUnsafeBytes { hexString(Array($0)) } == expected.zab_hex)
     }
 
     @Test("SKReader = HKDF-SHA256(ZAB, SHA-256(SessionTranscriptBytes), \"SKReader\", 32) matches Annex D")
@@ -48,6 +50,10 @@ struct AnnexDSessionTests {
         let skReader = try HKDF.deriveKey(
             inputKeyMaterial: hex(expected.zab_hex), salt: salt, info: Array("SKReader".utf8), outputByteCount: 32)
         #expect(hexString(skReader) == expected.sk_reader_hex)
+        // The same derivation through the opaque types the session code uses.
+        let derived = try SharedSecret(bytes: hex(expected.zab_hex))
+            .hkdfDerivedSymmetricKey(salt: salt, info: Array("SKReader".utf8), outputByteCount: 32)
+        #expect(derived == SymmetricKey(bytes: hex(expected.sk_reader_hex)))
     }
 
     @Test("The SessionEstablishment data decrypts with SKReader and IV 0x00×8 || counter 1 to the DeviceRequest, and re-encrypts byte for byte")
@@ -64,7 +70,7 @@ struct AnnexDSessionTests {
         let counter = UInt32(file.inputs.reader_message_counter)
         let iv: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0]
             + [UInt8(counter >> 24), UInt8(truncatingIfNeeded: counter >> 16), UInt8(truncatingIfNeeded: counter >> 8), UInt8(truncatingIfNeeded: counter)]
-        let key = hex(file.inputs.sk_reader_hex)
+        let key = SymmetricKey(bytes: hex(file.inputs.sk_reader_hex))
         let plaintext = try AESGCM.open(combined: data, key: key, nonce: iv)
         #expect(hexString(plaintext) == file.expected.device_request_plaintext_hex)
         let resealed = try AESGCM.seal(plaintext, key: key, nonce: iv)

@@ -144,7 +144,7 @@ struct ECDSATests {
 
     @Test("Malformed DER and wrong raw lengths are typed errors")
     func malformed() throws {
-        #expect(throws: CryptoError.invalidLength(what: "P-256 raw ECDSA signature", expected: "64 bytes", actual: 63)) {
+        #expect(throws: CryptoError.invalidLength(.ecdsaSignature(.p256), actual: 63)) {
             try ECDSASignature(rawRepresentation: [UInt8](repeating: 1, count: 63), curve: .p256)
         }
         let bad: [[UInt8]] = [
@@ -158,9 +158,9 @@ struct ECDSATests {
             [0x31, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x02],              // SET, not SEQUENCE
         ]
         for der in bad {
-            #expect(throws: CryptoError.self, "\(der)") { try ECDSASignature(derRepresentation: der) }
+            #expect(throws: CryptoError.malformedEncoding(.ecdsaSignature), "\(der)") { try ECDSASignature(derRepresentation: der) }
         }
-        #expect(throws: CryptoError.malformedEncoding("not a DER ECDSA signature")) {
+        #expect(throws: CryptoError.malformedEncoding(.ecdsaSignature)) {
             try ECDSASignature(derRepresentation: [0x30, 0x03, 0x02, 0x01])
         }
         // A P-521-sized signature does not fit P-256.

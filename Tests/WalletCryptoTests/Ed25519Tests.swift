@@ -55,14 +55,14 @@ struct Ed25519Tests {
         let spki = try key.publicKey.spkiDER
         #expect(try Ed25519PublicKey(spkiDER: spki) == key.publicKey)
         #expect(try PublicKey(spkiDER: spki) == .ed25519(key.publicKey))
-        #expect(throws: CryptoError.invalidLength(what: "Ed25519 private key", expected: "32 bytes", actual: 31)) {
+        #expect(throws: CryptoError.invalidLength(.ed25519PrivateKey, actual: 31)) {
             try Ed25519PrivateKey(rawRepresentation: [UInt8](repeating: 1, count: 31))
         }
-        #expect(throws: CryptoError.invalidLength(what: "Ed25519 public key", expected: "32 bytes", actual: 33)) {
+        #expect(throws: CryptoError.invalidLength(.ed25519PublicKey, actual: 33)) {
             try Ed25519PublicKey(rawRepresentation: [UInt8](repeating: 1, count: 33))
         }
         let ecSPKI = try ECPrivateKey.generate(curve: .p256).publicKey.spkiDER
-        #expect(throws: CryptoError.unsupportedAlgorithm("not an Ed25519 key")) { try Ed25519PublicKey(spkiDER: ecSPKI) }
+        #expect(throws: CryptoError.unsupportedKey(expected: .ed25519)) { try Ed25519PublicKey(spkiDER: ecSPKI) }
         #expect(throws: CryptoError.self) { try Ed25519PrivateKey(pkcs8DER: ECPrivateKey.generate(curve: .p256).pkcs8DER()) }
     }
 }

@@ -187,7 +187,7 @@ struct SoftwareSecureAreaTests {
                 "SELECT wrapped_key FROM secure_area_keys WHERE alias = ?", [.text(info.alias)]).first?.first?.bytes)
             let aad = SoftwareSecureArea.keyAAD(
                 alias: info.alias, algorithm: info.algorithm, publicKeyDER: try info.publicKey.spkiDER, format: 1)
-            let scalar = try AESGCM.open(combined: Array(wrapped[13...]), key: keyFile, nonce: Array(wrapped[1..<13]), aad: aad)
+            let scalar = try AESGCM.open(combined: Array(wrapped[13...]), key: SymmetricKey(bytes: keyFile), nonce: Array(wrapped[1..<13]), aad: aad)
             #expect(scalar.count == (info.algorithm.curve?.coordinateByteCount ?? 32))
             scalars.append(scalar)
         }

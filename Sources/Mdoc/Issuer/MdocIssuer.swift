@@ -24,7 +24,7 @@ public struct MdocIssuer: Sendable {
     ///   - nameSpaces: the elements by namespace, in presentation order.
     ///   - deviceKey: the holder's device public key (goes into deviceKeyInfo).
     ///   - keyAuthorizations: what the device key may sign in DeviceSigned.
-    /// - Throws: `cose`, `crypto`, `keyOperationFailed`.
+    /// - Throws: `cose` (a signer's failure arrives as `.cose(.keyOperation(_))`), `crypto`.
     public func issue(docType: String, nameSpaces: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])],
                       deviceKey: COSEKey, validity: ValidityInfo, keyAuthorizations: KeyAuthorizations? = nil,
                       digestAlgorithm: HashAlgorithm = .sha256) async throws(MdocError) -> IssuerSigned {
@@ -37,7 +37,7 @@ public struct MdocIssuer: Sendable {
             var byID: [UInt64: [UInt8]] = [:]
             for (index, element) in elements.enumerated() {
                 let salt: [UInt8]
-                do { salt = try random.bytes(count: 32) } catch { throw MdocError.wrap(error) }
+                do { salt = try random.bytes(count: 32) } catch { throw .crypto(error) }
                 let item = IssuerSignedItemBytes(IssuerSignedItem(digestID: ids[index], random: salt,
                                                                   elementIdentifier: element.identifier,
                                                                   elementValue: element.value))
@@ -66,7 +66,7 @@ public struct MdocIssuer: Sendable {
         var ids = (0..<count).map { UInt64($0) }
         guard count > 1 else { return ids }
         let noise: [UInt8]
-        do { noise = try random.bytes(count: 4 * count) } catch { throw MdocError.wrap(error) }
+        do { noise = try random.bytes(count: 4 * count) } catch { throw .crypto(error) }
         for index in stride(from: count - 1, to: 0, by: -1) {
             let word = noise[4 * index..<4 * index + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             ids.swapAt(index, Int(word % UInt32(index + 1)))

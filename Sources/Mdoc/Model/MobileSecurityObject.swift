@@ -178,12 +178,11 @@ public struct MobileSecurityObject: Sendable, Hashable {
         }
         valueDigests = digests
         let deviceKeyInfo = try item.required("deviceKeyInfo", in: what)
+        let deviceKeyItem = try deviceKeyInfo.required("deviceKey", in: "deviceKeyInfo")
         do {
-            deviceKey = try COSEKey(cbor: try deviceKeyInfo.required("deviceKey", in: "deviceKeyInfo").value)
-        } catch let error as COSEError {
-            throw .cose(error)
+            deviceKey = try COSEKey(cbor: deviceKeyItem.value)
         } catch {
-            throw MdocError.wrap(error)
+            throw .cose(error)
         }
         keyAuthorizations = try deviceKeyInfo["keyAuthorizations"].map { item throws(MdocError) in
             try KeyAuthorizations(cbor: item.value)

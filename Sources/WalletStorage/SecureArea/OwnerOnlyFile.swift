@@ -100,9 +100,9 @@ enum OwnerOnlyFile {
     private static func errnoText() -> String { String(cString: strerror(errno)) }
 }
 
-/// Random bytes for file names and salts, through WalletCrypto's DRBG.
+/// Random bytes for key files, file names and salts from WalletCrypto's ``SystemRandom``.
 enum SystemRandomBytes {
     static func bytes(_ count: Int) throws(StorageError) -> [UInt8] {
-        try StorageError.wrap { try SecureRandom.bytes(count: count) }
+        try StorageError.wrap { () throws(CryptoError) in try SystemRandom().bytes(count: count) }
     }
 }

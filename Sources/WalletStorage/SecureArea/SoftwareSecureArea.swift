@@ -144,17 +144,17 @@ public actor SoftwareSecureArea: SecureArea {
         var secret: [UInt8]
         switch options.algorithm {
         case .ed25519:
-            let key = try StorageError.wrap { try Ed25519PrivateKey.generate() }
+            let key = try StorageError.wrap { () throws(CryptoError) in try Ed25519PrivateKey.generate() }
             publicKey = .ed25519(key.publicKey)
-            secret = try StorageError.wrap { try key.rawRepresentation() }
+            secret = try StorageError.wrap { () throws(CryptoError) in try key.rawRepresentation() }
         case .p256, .p384, .p521:
             guard let curve = options.algorithm.curve else { throw .unsupportedKeyOperation(alias: alias, operation: "generate") }
-            let key = try StorageError.wrap { try ECPrivateKey.generate(curve: curve) }
+            let key = try StorageError.wrap { () throws(CryptoError) in try ECPrivateKey.generate(curve: curve) }
             publicKey = .ec(key.publicKey)
-            secret = try StorageError.wrap { try key.rawScalar() }
+            secret = try StorageError.wrap { () throws(CryptoError) in try key.rawScalar() }
         }
         defer { wipe(&secret) }
-        let publicKeyDER = try StorageError.wrap { try publicKey.spkiDER }
+        let publicKeyDER = try StorageError.wrap { () throws(CryptoError) in try publicKey.spkiDER }
         let aad = Self.keyAAD(alias: alias, algorithm: options.algorithm, publicKeyDER: publicKeyDER, format: Self.recordFormat)
         var salt: [UInt8]? = nil
         var layered = secret
@@ -191,7 +191,7 @@ public actor SoftwareSecureArea: SecureArea {
 
     private func perKeyWrapper(passphrase: String, salt: [UInt8]) throws(StorageError) -> AESKeyWrapper {
         var key = try perKeyParameters.deriveKey(password: Array(passphrase.utf8), salt: salt)
-        return AESKeyWrapper(key: SecretBytes(consuming: &key))
+        return AESKeyWrapper(key: SymmetricKey(consuming: &key))
     }
 
     private struct Record {
@@ -217,7 +217,7 @@ public actor SoftwareSecureArea: SecureArea {
               let wrapped = row[3].bytes, let format = row[5].int64, let created = row[7].double else {
             throw .corruptRecord("secure_area_keys row")
         }
-        let publicKey = try StorageError.wrap { try PublicKey(spkiDER: publicKeyDER) }
+        let publicKey = try StorageError.wrap { () throws(CryptoError) in try PublicKey(spkiDER: publicKeyDER) }
         let salt = row[4].bytes
         let info = KeyInfo(alias: alias, algorithm: algorithm, publicKey: publicKey,
                            createdAt: Date(timeIntervalSince1970: created), requiresUnlock: salt != nil)
@@ -228,7 +228,7 @@ public actor SoftwareSecureArea: SecureArea {
     private func unwrap(_ alias: String, unlock: (any KeyUnlockData)?) throws(StorageError) -> UnwrappedKey {
         let record = try record(alias)
         let info = record.info
-        let aad = Self.keyAAD(alias: alias, algorithm: info.algorithm, publicKeyDER: try StorageError.wrap { try info.publicKey.spkiDER }, format: record.format)
+        let aad = Self.keyAAD(alias: alias, algorithm: info.algorithm, publicKeyDER: try StorageError.wrap { () throws(CryptoError) in try info.publicKey.spkiDER }, format: record.format)
         var layered = try wrapping.unwrap(record.wrapped, aad: aad)
         defer { wipe(&layered) }
         var secret: [UInt8]
@@ -247,10 +247,10 @@ public actor SoftwareSecureArea: SecureArea {
         let key: UnwrappedKey
         switch info.algorithm {
         case .ed25519:
-            key = .ed25519(try StorageError.wrap { try Ed25519PrivateKey(rawRepresentation: secret) })
+            key = .ed25519(try StorageError.wrap { () throws(CryptoError) in try Ed25519PrivateKey(rawRepresentation: secret) })
         case .p256, .p384, .p521:
             guard let curve = info.algorithm.curve else { throw .corruptRecord("algorithm of \(alias)") }
-            key = .ec(try StorageError.wrap { try ECPrivateKey(rawRepresentation: secret, curve: curve) })
+            key = .ec(try StorageError.wrap { () throws(CryptoError) in try ECPrivateKey(rawRepresentation: secret, curve: curve) })
         }
         // The public key stored in the clear must be the one the private key computes.
         guard key.publicKey == info.publicKey else { throw .corruptRecord("public key of \(alias) does not match its private key") }
@@ -335,7 +335,7 @@ private struct SoftwareAreaKeyAgreement: KeyAgreement, CustomStringConvertible, 
     let key: SoftwareKeyAgreement
 
     var publicKey: ECPublicKey { key.publicKey }
-    func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> [UInt8] { try await key.sharedSecret(with: peer) }
+    func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> SharedSecret { try await key.sharedSecret(with: peer) }
     var description: String { "SoftwareSecureArea key agreement(\(alias))" }
     var customMirror: Mirror { Mirror(self, children: [:]) }
 }
