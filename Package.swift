@@ -30,6 +30,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // For the `wallet` CLI only: QR codes drawn in the terminal.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"]), .brew(["qrencode"])]),
 
         .target(name: "WalletEncoding"),
         .target(name: "CBOR", dependencies: ["WalletEncoding"]),
@@ -43,7 +45,7 @@ let package = Package(
         .target(name: "OpenID4VCI", dependencies: ["JOSE", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
-        .executableTarget(name: "wallet", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
+        .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
                                                          "OpenID4VCI", "WalletCrypto", "WalletRuntime"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
                                                                "WalletCrypto", "WalletRuntime"],

@@ -20,10 +20,10 @@ enum MdocBenchmark {
         let now = Date()
         let iacaKey = try ECPrivateKey.generate(curve: .p256)
         let dsKey = try ECPrivateKey.generate(curve: .p256)
-        let iaca = try CertificateBuilder.certificateAuthority(subject: try DistinguishedName([(.commonName, "Bench IACA")]),
+        let iaca = try CertificateBuilder.iaca(subject: try DistinguishedName([(.commonName, "Bench IACA")]),
                                                                notBefore: now.addingTimeInterval(-86_400),
                                                                notAfter: now.addingTimeInterval(86_400 * 365)).selfSigned(with: .ec(iacaKey))
-        let ds = try CertificateBuilder.endEntity(subject: try DistinguishedName([(.commonName, "Bench DS")]),
+        let ds = try CertificateBuilder.mdocDocumentSigner(subject: try DistinguishedName([(.commonName, "Bench DS")]),
                                                   subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER,
                                                   notBefore: now.addingTimeInterval(-86_400),
                                                   notAfter: now.addingTimeInterval(86_400 * 365)).signed(by: iaca, key: .ec(iacaKey))

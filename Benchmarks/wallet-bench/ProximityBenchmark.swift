@@ -92,10 +92,10 @@ enum ProximityBenchmark {
         let rootKey = try ECPrivateKey.generate(curve: .p256)
         let dsKey = try ECPrivateKey.generate(curve: .p256)
         let from = Date().addingTimeInterval(-86_400), until = Date().addingTimeInterval(365 * 86_400)
-        let root = try CertificateBuilder.certificateAuthority(
+        let root = try CertificateBuilder.iaca(
             subject: try DistinguishedName([(.commonName, "Bench IACA"), (.country, "UT")]), notBefore: from, notAfter: until
         ).selfSigned(with: .ec(rootKey))
-        let ds = try CertificateBuilder.endEntity(
+        let ds = try CertificateBuilder.mdocDocumentSigner(
             subject: try DistinguishedName([(.commonName, "Bench DS"), (.country, "UT")]),
             subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER, notBefore: from, notAfter: until
         ).signed(by: root, key: .ec(rootKey))

@@ -39,10 +39,12 @@ public enum COSEError: Error, Equatable, Sendable {
     case duplicateHeaderLabel(COSEHeaderLabel)
     /// A COSE_Key that is inconsistent, of unsupported type, or with wrong lengths.
     case invalidKey(String)
-    /// The `x5chain` header is absent, empty, or holds a certificate that does not parse.
+    /// The `x5chain` header is absent, empty, or holds a certificate that does not parse
+    /// (reading it; a verification against trust anchors fails with `untrusted` instead).
     case invalidCertificate
-    /// The `x5chain` did not validate against the trust anchors.
-    case untrustedCertificateChain(ChainValidationFailure)
+    /// The `x5chain` is not trusted for this use: it did not validate to the trust anchors,
+    /// or its certificates do not meet the policy.
+    case untrusted(TrustFailure)
     /// A primitive in `WalletCrypto` failed.
     case crypto(CryptoError)
     /// The caller's `Signer` failed (a cancelled authentication prompt arrives here

@@ -77,14 +77,15 @@ public struct COSEHeaders: Hashable, Sendable {
     /// `crit` (2), which is only allowed in the protected bucket.
     public var critical: [COSEHeaderLabel] { protected.critical }
 
+    /// The `x5chain` (33) DER certificates, leaf first, from either bucket (empty when absent).
+    public var x5chainDER: [[UInt8]] { protected.x5chainDER ?? unprotected.x5chainDER ?? [] }
+
     /// The `x5chain` (33) certificates, leaf first, from either bucket.
     /// - Throws: `invalidCertificate` when the header is absent or a certificate does not parse.
     public func x5chain() throws(COSEError) -> [X509Certificate] {
-        guard let ders = protected.x5chainDER ?? unprotected.x5chainDER, !ders.isEmpty else {
-            throw .invalidCertificate
-        }
+        guard !x5chainDER.isEmpty else { throw .invalidCertificate }
         var certificates: [X509Certificate] = []
-        for der in ders {
+        for der in x5chainDER {
             do { certificates.append(try X509Certificate(derEncoded: der)) } catch { throw .invalidCertificate }
         }
         return certificates

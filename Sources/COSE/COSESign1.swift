@@ -134,25 +134,26 @@ public struct COSESign1: Hashable, Sendable {
     }
 
     /// Verifies the signature with the public key of the `x5chain` leaf, after validating
-    /// the chain against `trustAnchors` at `time`.
-    /// - Returns: the validated path, leaf first and anchor last.
-    /// - Throws: `invalidCertificate`, `untrustedCertificateChain`, then the errors of
-    ///   `verify(publicKey:externalAAD:detachedPayload:)`.
+    /// the chain against `trustAnchors` at `time` under `policy`.
+    /// - Parameter policy: what the leaf must be trusted for (`.mdocDocumentSigner`,
+    ///   `.mdocReaderAuthentication` ...; `.pathValidationOnly` when nothing more).
+    /// - Returns: the validated chain.
+    /// - Throws: `untrusted` with the `TrustFailure` (also for an absent, empty or
+    ///   unparsable `x5chain`), then the errors of `verify(publicKey:externalAAD:detachedPayload:)`.
     @discardableResult
-    public func verify(trustAnchors: [X509Certificate], at time: Date, externalAAD: [UInt8] = [],
-                       detachedPayload: [UInt8]? = nil) throws(COSEError) -> [X509Certificate] {
-        let chain = try headers.x5chain()
-        let path: [X509Certificate]
+    public func verify(trustAnchors: [X509Certificate], at time: Date, policy: X509TrustPolicy, externalAAD: [UInt8] = [],
+                       detachedPayload: [UInt8]? = nil) throws(COSEError) -> ValidatedChain {
+        let chain: ValidatedChain
         do {
-            path = try X509ChainValidator(anchors: trustAnchors).validate(chain: chain, at: time)
+            chain = try X509ChainValidator(anchors: trustAnchors)
+                .validate(chainDER: headers.x5chainDER, at: time, policy: policy)
         } catch {
-            if case .chainValidationFailed(let failure) = error { throw .untrustedCertificateChain(failure) }
-            throw .crypto(error)
+            throw .untrusted(error)
         }
-        guard let leaf = chain.first else { throw .invalidCertificate }
-        try verify(publicKey: try COSESignatureVerification.publicKey(of: leaf), externalAAD: externalAAD,
-                   detachedPayload: detachedPayload)
-        return path
+        let key: PublicKey
+        do { key = try chain.leafPublicKey() } catch { throw .untrusted(error) }
+        try verify(publicKey: key, externalAAD: externalAAD, detachedPayload: detachedPayload)
+        return chain
     }
 
     /// The `x5chain` certificates, leaf first.

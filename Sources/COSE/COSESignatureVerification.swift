@@ -24,9 +24,4 @@ enum COSESignatureVerification {
             throw .invalidSignature
         }
     }
-
-    /// The public key of a certificate (EC or Ed25519).
-    static func publicKey(of certificate: X509Certificate) throws(COSEError) -> PublicKey {
-        do { return try PublicKey(spkiDER: certificate.subjectPublicKeyInfoDER) } catch { throw .invalidCertificate }
-    }
 }

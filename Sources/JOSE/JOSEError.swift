@@ -53,8 +53,9 @@ public enum JOSEError: Error, Equatable, Sendable {
     case keyMismatch(expectedKeyID: String?, actualKeyID: String?)
     /// Decompressing a `zip: DEF` payload would exceed the allowed size.
     case decompressedSizeExceeded(limit: Int)
-    /// A certificate in `x5c` is missing, does not parse, or its chain does not validate.
-    case certificateChain(String)
+    /// The `x5c` chain is not trusted for this use: absent, unparsable, not validating to
+    /// the trust anchors, or its certificates do not meet the policy.
+    case untrusted(TrustFailure)
     /// The caller's `Signer` or `KeyAgreement` failed (a cancelled authentication prompt
     /// arrives here unchanged as `.keyOperation(.userCancelled)`).
     case keyOperation(KeyOperationError)

@@ -94,18 +94,17 @@ public struct JOSEHeader: Sendable, Equatable {
     }
 
     /// `x5c` as DER certificates (standard base64, leaf first), each parsed.
+    /// - Throws: `untrusted(.malformedCertificate(index:))` for an entry that is not base64
+    ///   of one DER certificate.
     public func certificateChain() throws(JOSEError) -> [X509Certificate]? {
         guard let entries = members["x5c"]?.arrayValue else { return nil }
         var chain: [X509Certificate] = []
-        for entry in entries {
-            guard let text = entry.stringValue, let der = Base64.decodeStrict(text) else {
-                throw .certificateChain("x5c entry is not standard base64")
+        for (index, entry) in entries.enumerated() {
+            guard let text = entry.stringValue, let der = Base64.decodeStrict(text),
+                  let certificate = try? X509Certificate(derEncoded: der) else {
+                throw .untrusted(.malformedCertificate(index: index))
             }
-            do {
-                chain.append(try X509Certificate(derEncoded: [UInt8](der)))
-            } catch {
-                throw .certificateChain("x5c entry does not parse: \(error)")
-            }
+            chain.append(certificate)
         }
         return chain
     }

@@ -173,28 +173,24 @@ public struct JWS: Sendable, Equatable {
     }
 
     /// Verifies with the leaf of the header's `x5c` after validating that chain to one
-    /// of `trustAnchors` at `time`. Returns the validated path (leaf first, anchor last).
+    /// of `trustAnchors` at `time` under `policy` (`.signingCertificate`,
+    /// `.sdJWTVCIssuer(iss)`, `.keyAttestationSigner` ...). Returns the validated chain.
+    /// - Throws: `untrusted` with the `TrustFailure`, then the signature errors.
+    @discardableResult
     public func verifyWithCertificateChain(
-        trustAnchors: [X509Certificate], at time: Date, understoodCriticalHeaders: Set<String> = []
-    ) throws(JOSEError) -> [X509Certificate] {
-        guard let chain = try header.certificateChain(), let leaf = chain.first else {
-            throw .certificateChain("header has no x5c")
-        }
-        let path: [X509Certificate]
+        trustAnchors: [X509Certificate], at time: Date, policy: X509TrustPolicy, understoodCriticalHeaders: Set<String> = []
+    ) throws(JOSEError) -> ValidatedChain {
+        let certificates = try header.certificateChain() ?? []
+        let chain: ValidatedChain
         do {
-            path = try X509Certificate.validateChain(
-                leaf: leaf, intermediates: Array(chain.dropFirst()), anchors: trustAnchors, at: time)
+            chain = try X509ChainValidator(anchors: trustAnchors).validate(chain: certificates, at: time, policy: policy)
         } catch {
-            throw .certificateChain("\(error)")
+            throw .untrusted(error)
         }
         let key: PublicKey
-        do {
-            key = try PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER)
-        } catch {
-            throw .certificateChain("leaf key is neither EC on a supported curve nor Ed25519")
-        }
+        do { key = try chain.leafPublicKey() } catch { throw .untrusted(error) }
         try verify(with: key, understoodCriticalHeaders: understoodCriticalHeaders)
-        return path
+        return chain
     }
 
     /// Verifies with the key `resolver` picks for this header (by `kid`, `jwk`, `x5c`,

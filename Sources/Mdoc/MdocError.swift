@@ -36,8 +36,9 @@ public enum MdocError: Error, Equatable, Sendable {
     case peerReportedError(status: Int)
     /// The issuer signature over the MSO does not verify.
     case issuerSignatureInvalid(COSEError)
-    /// The issuer certificate chain does not lead to a trusted IACA anchor.
-    case untrustedIssuer(ChainValidationFailure)
+    /// The issuerAuth certificate chain does not lead to a trusted IACA anchor, or is not
+    /// a document signer certificate valid when the MSO was signed.
+    case untrustedIssuer(TrustFailure)
     /// The MSO names a digest algorithm other than SHA-256/384/512.
     case unsupportedDigestAlgorithm(String)
     /// An element's IssuerSignedItemBytes do not hash to the MSO's digest for its digestID.
@@ -64,8 +65,9 @@ public enum MdocError: Error, Equatable, Sendable {
     case notAuthorizedByKeyAuthorizations(nameSpace: String, elementIdentifier: String)
     /// The reader authentication signature does not verify over ReaderAuthenticationBytes.
     case readerAuthenticationFailed(COSEError)
-    /// The reader certificate chain does not lead to a trusted reader anchor.
-    case untrustedReader(ChainValidationFailure)
+    /// The reader certificate chain does not lead to a trusted reader anchor, or is not a
+    /// reader authentication certificate.
+    case untrustedReader(TrustFailure)
     /// A DocRequest has no readerAuth where one was required.
     case readerAuthenticationMissing
     /// An `mdoc:` URI that does not carry base64url DeviceEngagement bytes.

@@ -1,6 +1,7 @@
 import Foundation
 import WalletEncoding
 import JOSE
+import WalletCrypto
 
 /// The one error type of the `SDJWT` module: every failure to parse, process, verify,
 /// present or issue an SD-JWT (VC) is one of these cases.
@@ -32,8 +33,9 @@ public enum SDJWTError: Error, Equatable, Sendable {
     case disclosureKindMismatch(digest: String)
     /// The issuer signature does not verify (wrong key, tampered JWT, key not fit for `alg`).
     case invalidIssuerSignature(JOSEError)
-    /// The `x5c` chain of the issuer-signed JWT is missing, malformed or not trusted.
-    case untrustedCertificateChain(String)
+    /// The `x5c` chain of the issuer-signed JWT is missing, malformed, or not trusted for
+    /// issuing this credential.
+    case untrustedIssuer(TrustFailure)
     /// The application's key resolver did not produce a key for the issuer.
     case issuerKeyUnavailable(String)
     /// The header `typ` is not an accepted SD-JWT VC type (`dc+sd-jwt`; `vc+sd-jwt` with the legacy flag).

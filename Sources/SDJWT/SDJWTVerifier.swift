@@ -7,8 +7,10 @@ import WalletEncoding
 public enum IssuerKeySource: Sendable {
     /// A key the caller knows (configured, or from issuer metadata fetched earlier).
     case jwk(JWK)
-    /// The leaf of the header's `x5c`, after its chain validates to one of these anchors.
-    case certificateChain(trustAnchors: [X509Certificate])
+    /// The leaf of the header's `x5c`, after its chain validates to one of these anchors
+    /// under `policy`. With the SD-JWT VC profile the verifier adds the rule that the leaf
+    /// names the credential's `iss` (SD-JWT VC §3.5).
+    case certificateChain(trustAnchors: [X509Certificate], policy: X509TrustPolicy = .signingCertificate)
     /// A resolver the application supplies, given the header and the (unverified) payload;
     /// e.g. a lookup in JWT VC issuer metadata by `iss` and `kid`.
     case resolver(@Sendable (JOSEHeader, JWTClaims) throws -> JWK)
@@ -67,8 +69,8 @@ public struct VerifiedSDJWT: Sendable {
     public let claims: JSONObject
     /// The issuer's key that verified the signature.
     public let issuerKey: JWK?
-    /// The validated `x5c` path (leaf first, anchor last), when the key came from `x5c`.
-    public let certificatePath: [X509Certificate]?
+    /// The validated `x5c` chain, when the key came from `x5c`.
+    public let certificateChain: ValidatedChain?
     /// The holder key from `cnf.jwk`, if the credential is bound.
     public let holderKey: JWK?
     /// The verified KB-JWT claims, if a KB-JWT was presented.
@@ -108,7 +110,7 @@ public struct SDJWTVerifier: Sendable {
                 throw .invalidCredentialType(jwt.header.type)
             }
         }
-        let (issuerKey, path) = try verifyIssuerSignature(jwt)
+        let (issuerKey, chain) = try verifyIssuerSignature(jwt)
         let processed = try sdJWT.processed()
         let payload = jwt.claims
         try checkClaims(payload, processed: processed.claims)
@@ -130,11 +132,11 @@ public struct SDJWTVerifier: Sendable {
             guard holderKey != nil else { throw .missingHolderKey }
             throw .missingKeyBinding
         }
-        return VerifiedSDJWT(sdJWT: sdJWT, claims: processed.claims, issuerKey: issuerKey, certificatePath: path,
+        return VerifiedSDJWT(sdJWT: sdJWT, claims: processed.claims, issuerKey: issuerKey, certificateChain: chain,
                              holderKey: holderKey, keyBinding: sdJWT.keyBindingJWT?.claims)
     }
 
-    private func verifyIssuerSignature(_ jwt: JWT) throws(SDJWTError) -> (JWK?, [X509Certificate]?) {
+    private func verifyIssuerSignature(_ jwt: JWT) throws(SDJWTError) -> (JWK?, ValidatedChain?) {
         switch options.issuerKey {
         case .jwk(let key):
             do {
@@ -143,13 +145,17 @@ public struct SDJWTVerifier: Sendable {
                 throw .invalidIssuerSignature(error)
             }
             return (key, nil)
-        case .certificateChain(let anchors):
+        case .certificateChain(let anchors, var policy):
+            if options.profile == .sdJWTVC {
+                // SD-JWT VC §3.5: the leaf's subjectAltName must name the issuer.
+                guard let issuer = jwt.claims.issuer else { throw .missingClaim("iss") }
+                policy = policy + X509TrustPolicy([.leafNamesIssuer(issuer)])
+            }
             do {
-                let path = try jwt.jws.verifyWithCertificateChain(trustAnchors: anchors, at: options.now)
-                let leafKey = try? PublicKey(spkiDER: path.first?.subjectPublicKeyInfoDER ?? [])
-                return (leafKey.map { JWK(publicKey: $0) }, path)
-            } catch .certificateChain(let reason) {
-                throw .untrustedCertificateChain(reason)
+                let chain = try jwt.jws.verifyWithCertificateChain(trustAnchors: anchors, at: options.now, policy: policy)
+                return ((try? chain.leafPublicKey()).map { JWK(publicKey: $0) }, chain)
+            } catch .untrusted(let failure) {
+                throw .untrustedIssuer(failure)
             } catch {
                 throw .invalidIssuerSignature(error)
             }

@@ -81,6 +81,28 @@ public struct CertificateBuilder: Sendable {
                            extendedKeyUsage: extendedKeyUsage, subjectAlternativeNames: subjectAlternativeNames)
     }
 
+    /// An ISO/IEC 18013-5 IACA root as Annex B profiles it, as far as its readers check:
+    /// a self-signed CA with pathLenConstraint 0 and keyCertSign | cRLSign.
+    public static func iaca(subject: DistinguishedName, notBefore: Date, notAfter: Date) -> CertificateBuilder {
+        certificateAuthority(subject: subject, notBefore: notBefore, notAfter: notAfter, pathLength: 0)
+    }
+
+    /// An ISO/IEC 18013-5 document signer (Annex B.1.4): an end-entity certificate with
+    /// digitalSignature and the critical mdoc DS extended key usage 1.0.18013.5.1.2.
+    public static func mdocDocumentSigner(subject: DistinguishedName, subjectPublicKeyInfoDER: [UInt8],
+                                          notBefore: Date, notAfter: Date) -> CertificateBuilder {
+        endEntity(subject: subject, subjectPublicKeyInfoDER: subjectPublicKeyInfoDER, notBefore: notBefore,
+                  notAfter: notAfter, extendedKeyUsage: [ExtendedKeyUsageOID.mdocDocumentSigner])
+    }
+
+    /// An ISO/IEC 18013-5 mdoc reader authentication certificate (Annex B.1.7): an
+    /// end-entity certificate with digitalSignature and the critical reader EKU 1.0.18013.5.1.6.
+    public static func mdocReaderAuthentication(subject: DistinguishedName, subjectPublicKeyInfoDER: [UInt8],
+                                                notBefore: Date, notAfter: Date) -> CertificateBuilder {
+        endEntity(subject: subject, subjectPublicKeyInfoDER: subjectPublicKeyInfoDER, notBefore: notBefore,
+                  notAfter: notAfter, extendedKeyUsage: [ExtendedKeyUsageOID.mdocReaderAuthentication])
+    }
+
     /// Signs the certificate with `key`, with issuer = subject (a self-signed root).
     public func selfSigned(with key: CertificateSigningKey) throws(CryptoError) -> X509Certificate {
         try build(signingKey: key.evpKey, issuer: nil)

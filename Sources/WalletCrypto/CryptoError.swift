@@ -1,5 +1,6 @@
 /// The one error type of `WalletCrypto`: every failure of a primitive, a key
-/// import, a certificate parse or a chain validation is one of these cases.
+/// import, or a certificate parse is one of these cases (trust decisions fail with
+/// `TrustFailure`).
 ///
 /// The cases say what was wrong in terms a caller can act on (which input had the wrong
 /// length, why a key was refused); they never name the crypto backend's functions, so
@@ -26,8 +27,6 @@ public enum CryptoError: Error, Equatable, Sendable {
     /// A certificate that could not be parsed or built; the text describes the certificate
     /// content at fault (it never carries another error).
     case invalidCertificate(String)
-    /// A certificate chain that did not validate, with the typed reason.
-    case chainValidationFailed(ChainValidationFailure)
 }
 
 /// What the crypto backend was doing when it failed (``CryptoError/backendFailure(_:)``).
@@ -145,24 +144,4 @@ public enum EncodedStructure: Hashable, Sendable {
     case ecdsaSignature
     /// An X.509 certificate or one of its parts (a Name, PEM CERTIFICATE blocks).
     case certificate
-}
-
-/// Why an X.509 chain was rejected (mapped from OpenSSL's `X509_V_ERR_*` codes).
-public enum ChainValidationFailure: Equatable, Sendable {
-    /// A certificate's notAfter is before the validation time; `depth` 0 is the leaf.
-    case expired(depth: Int)
-    /// A certificate's notBefore is after the validation time.
-    case notYetValid(depth: Int)
-    /// No configured anchor issued the chain.
-    case unknownAnchor
-    /// A signature in the chain does not verify.
-    case badSignature(depth: Int)
-    /// A certificate used as an issuer is not a CA (basicConstraints cA false or absent).
-    case notCA(depth: Int)
-    /// The chain is longer than a pathLenConstraint (or the configured maximum) allows.
-    case pathTooLong(depth: Int)
-    /// The chain is empty.
-    case emptyChain
-    /// Any other OpenSSL verification error, with its code and text.
-    case other(code: Int, reason: String, depth: Int)
 }

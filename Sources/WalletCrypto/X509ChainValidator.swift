@@ -2,10 +2,12 @@ import COpenSSL
 import Foundation
 
 /// Validates X.509 certificate paths with OpenSSL's `X509_verify_cert` against a
-/// fixed set of trust anchors, at a caller-given time (never the system clock).
+/// fixed set of trust anchors, at a caller-given time (never the system clock), then
+/// checks the caller's `X509TrustPolicy` on the validated path.
 ///
-/// No TLS purpose is checked: ISO 18013-5 document-signer and reader certificates
-/// carry their own extended key usages, which callers check on the returned leaf.
+/// No TLS purpose is checked by OpenSSL: the policy says what the certificate may be
+/// used for (the ISO 18013-5 document signer and reader extended key usages, SD-JWT VC
+/// issuer names, OpenID4VP client identifiers ...). Every failure is a `TrustFailure`.
 public struct X509ChainValidator: Sendable {
     /// Verification settings.
     public struct Options: Sendable, Hashable {
@@ -41,47 +43,62 @@ public struct X509ChainValidator: Sendable {
     }
 
     /// Validates `leaf` at `time`, building the path through any of `intermediates`
-    /// (untrusted, in any order) to one of the anchors.
+    /// (untrusted, in any order) to one of the anchors, then checks `policy` on the path.
     ///
     /// - Returns: the validated path, leaf first and the anchor last.
-    /// - Throws: `CryptoError.chainValidationFailed` with the typed reason, or
-    ///   `CryptoError.openSSL` when OpenSSL itself fails.
-    public func validate(leaf: X509Certificate, intermediates: [X509Certificate] = [],
-                         at time: Date) throws(CryptoError) -> [X509Certificate] {
-        guard !anchors.isEmpty else { throw .chainValidationFailed(.unknownAnchor) }
-        guard let store = X509_STORE_new() else { throw openSSLError("X509_STORE_new") }
+    /// - Throws: the `TrustFailure` of path validation or of the first policy rule broken.
+    public func validate(leaf: X509Certificate, intermediates: [X509Certificate] = [], at time: Date,
+                         policy: X509TrustPolicy) throws(TrustFailure) -> ValidatedChain {
+        let chain = ValidatedChain(path: try path(leaf: leaf, intermediates: intermediates, at: time), validationTime: time)
+        try policy.check(chain)
+        return chain
+    }
+
+    /// Validates an x5c-style chain: `chain[0]` is the leaf, the rest are untrusted
+    /// intermediates. Throws `missingCertificate` for an empty array.
+    public func validate(chain: [X509Certificate], at time: Date, policy: X509TrustPolicy) throws(TrustFailure) -> ValidatedChain {
+        guard let leaf = chain.first else { throw .missingCertificate }
+        return try validate(leaf: leaf, intermediates: Array(chain.dropFirst()), at: time, policy: policy)
+    }
+
+    /// Parses and validates a chain of DER certificates as received (a COSE `x5chain`, the
+    /// decoded JOSE `x5c`), leaf first. A certificate that does not parse is
+    /// `malformedCertificate` with its index; an empty chain is `missingCertificate`.
+    public func validate(chainDER: [[UInt8]], at time: Date, policy: X509TrustPolicy) throws(TrustFailure) -> ValidatedChain {
+        var chain: [X509Certificate] = []
+        for (index, der) in chainDER.enumerated() {
+            do { chain.append(try X509Certificate(derEncoded: der)) } catch { throw .malformedCertificate(index: index) }
+        }
+        return try validate(chain: chain, at: time, policy: policy)
+    }
+
+    /// RFC 5280 path validation by OpenSSL.
+    private func path(leaf: X509Certificate, intermediates: [X509Certificate], at time: Date) throws(TrustFailure) -> [X509Certificate] {
+        guard !anchors.isEmpty else { throw .noTrustAnchors }
+        guard let store = X509_STORE_new() else { throw Self.unavailable() }
         defer { X509_STORE_free(store) }
         for anchor in anchors {
             // Adding the same certificate twice is harmless: OpenSSL keeps one copy.
-            guard X509_STORE_add_cert(store, anchor.handle.pointer) == 1 else {
-                throw openSSLError("X509_STORE_add_cert")
-            }
+            guard X509_STORE_add_cert(store, anchor.handle.pointer) == 1 else { throw Self.unavailable() }
         }
 
         // The stack borrows the certificates: freed without freeing its elements.
-        guard let untrusted = wallet_sk_X509_new_null() else { throw openSSLError("sk_X509_new_null") }
+        guard let untrusted = wallet_sk_X509_new_null() else { throw Self.unavailable() }
         defer { wallet_sk_X509_free(untrusted) }
         for certificate in intermediates {
-            guard wallet_sk_X509_push(untrusted, certificate.handle.pointer) > 0 else {
-                throw openSSLError("sk_X509_push")
-            }
+            guard wallet_sk_X509_push(untrusted, certificate.handle.pointer) > 0 else { throw Self.unavailable() }
         }
 
-        guard let context = X509_STORE_CTX_new() else { throw openSSLError("X509_STORE_CTX_new") }
+        guard let context = X509_STORE_CTX_new() else { throw Self.unavailable() }
         defer { X509_STORE_CTX_free(context) }
-        guard X509_STORE_CTX_init(context, store, leaf.handle.pointer, untrusted) == 1 else {
-            throw openSSLError("X509_STORE_CTX_init")
-        }
-
-        guard let parameters = X509_STORE_CTX_get0_param(context) else {
-            throw openSSLError("X509_STORE_CTX_get0_param")
+        guard X509_STORE_CTX_init(context, store, leaf.handle.pointer, untrusted) == 1,
+              let parameters = X509_STORE_CTX_get0_param(context) else {
+            throw Self.unavailable()
         }
         var flags = UInt(0)
         if options.strict { flags |= UInt(X509_V_FLAG_X509_STRICT) }
         if options.allowPartialChain { flags |= UInt(X509_V_FLAG_PARTIAL_CHAIN) }
-        if flags != 0, X509_VERIFY_PARAM_set_flags(parameters, flags) != 1 {
-            throw openSSLError("X509_VERIFY_PARAM_set_flags")
-        }
+        if flags != 0, X509_VERIFY_PARAM_set_flags(parameters, flags) != 1 { throw Self.unavailable() }
         // Sets X509_V_FLAG_USE_CHECK_TIME: validity is checked at `time`.
         X509_VERIFY_PARAM_set_time(parameters, time_t(time.timeIntervalSince1970.rounded(.down)))
         if let depth = options.maximumIntermediates {
@@ -92,36 +109,32 @@ public struct X509ChainValidator: Sendable {
         if result != 1 {
             let code = X509_STORE_CTX_get_error(context)
             let depth = Int(X509_STORE_CTX_get_error_depth(context))
-            if code == X509_V_OK {
-                throw openSSLError("X509_verify_cert")
-            }
             ERR_clear_error()
-            throw .chainValidationFailed(Self.failure(code: code, depth: depth))
+            throw Self.failure(code: code, depth: depth)
         }
 
-        guard let chain = X509_STORE_CTX_get0_chain(context) else { throw openSSLError("X509_STORE_CTX_get0_chain") }
+        guard let chain = X509_STORE_CTX_get0_chain(context) else { throw Self.unavailable() }
         let known = [leaf] + intermediates + anchors
         var path: [X509Certificate] = []
         for index in 0..<wallet_sk_X509_num(chain) {
-            guard let pointer = wallet_sk_X509_value(chain, index) else { throw openSSLError("sk_X509_value") }
+            guard let pointer = wallet_sk_X509_value(chain, index) else { throw Self.unavailable() }
             if let match = known.first(where: { $0.handle.pointer == pointer }) {
                 path.append(match)
             } else {
                 path.append(try Self.copy(pointer))
             }
         }
+        guard !path.isEmpty else { throw Self.unavailable() }
         return path
     }
 
-    /// Validates an x5c-style chain: `chain[0]` is the leaf, the rest are untrusted
-    /// intermediates. Throws `.emptyChain` for an empty array.
-    public func validate(chain: [X509Certificate], at time: Date) throws(CryptoError) -> [X509Certificate] {
-        guard let leaf = chain.first else { throw .chainValidationFailed(.emptyChain) }
-        return try validate(leaf: leaf, intermediates: Array(chain.dropFirst()), at: time)
+    private static func unavailable() -> TrustFailure {
+        ERR_clear_error()
+        return .validatorUnavailable
     }
 
-    /// Maps an `X509_V_ERR_*` code to the typed reason.
-    static func failure(code: Int32, depth: Int) -> ChainValidationFailure {
+    /// Maps an `X509_V_ERR_*` code to the typed reason (no OpenSSL code leaves this file).
+    static func failure(code: Int32, depth: Int) -> TrustFailure {
         switch code {
         case X509_V_ERR_CERT_HAS_EXPIRED:
             return .expired(depth: depth)
@@ -129,41 +142,53 @@ public struct X509ChainValidator: Sendable {
             return .notYetValid(depth: depth)
         case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY,
              X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT,
-             X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_CERT_UNTRUSTED:
+             X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_CERT_UNTRUSTED, X509_V_ERR_CERT_REJECTED,
+             X509_V_ERR_SUBJECT_ISSUER_MISMATCH, X509_V_ERR_AKID_SKID_MISMATCH, X509_V_ERR_AKID_ISSUER_SERIAL_MISMATCH:
             return .unknownAnchor
         case X509_V_ERR_CERT_SIGNATURE_FAILURE, X509_V_ERR_UNABLE_TO_DECRYPT_CERT_SIGNATURE,
-             X509_V_ERR_UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY:
+             X509_V_ERR_UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY, X509_V_ERR_NO_ISSUER_PUBLIC_KEY,
+             X509_V_ERR_UNSUPPORTED_SIGNATURE_ALGORITHM, X509_V_ERR_SIGNATURE_ALGORITHM_MISMATCH,
+             X509_V_ERR_SIGNATURE_ALGORITHM_INCONSISTENCY:
             return .badSignature(depth: depth)
-        case X509_V_ERR_INVALID_CA:
-            return .notCA(depth: depth)
-        case X509_V_ERR_PATH_LENGTH_EXCEEDED, X509_V_ERR_CERT_CHAIN_TOO_LONG:
+        case X509_V_ERR_INVALID_CA, X509_V_ERR_INVALID_NON_CA:
+            return .issuerNotCA(depth: depth)
+        case X509_V_ERR_KEYUSAGE_NO_CERTSIGN:
+            return .issuerCannotSignCertificates(depth: depth)
+        case X509_V_ERR_PATH_LENGTH_EXCEEDED, X509_V_ERR_CERT_CHAIN_TOO_LONG, X509_V_ERR_PROXY_PATH_LENGTH_EXCEEDED:
             return .pathTooLong(depth: depth)
+        case X509_V_ERR_PERMITTED_VIOLATION, X509_V_ERR_EXCLUDED_VIOLATION, X509_V_ERR_SUBTREE_MINMAX,
+             X509_V_ERR_UNSUPPORTED_CONSTRAINT_TYPE, X509_V_ERR_UNSUPPORTED_CONSTRAINT_SYNTAX,
+             X509_V_ERR_UNSUPPORTED_NAME_SYNTAX:
+            return .nameConstraintViolation(depth: depth)
+        case X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION:
+            return .unhandledCriticalExtension(depth: depth)
+        case X509_V_ERR_ERROR_IN_CERT_NOT_BEFORE_FIELD, X509_V_ERR_ERROR_IN_CERT_NOT_AFTER_FIELD,
+             X509_V_ERR_INVALID_EXTENSION, X509_V_ERR_INVALID_POLICY_EXTENSION, X509_V_ERR_UNSUPPORTED_EXTENSION_FEATURE,
+             X509_V_ERR_PATHLEN_INVALID_FOR_NON_CA, X509_V_ERR_PATHLEN_WITHOUT_KU_KEY_CERT_SIGN,
+             X509_V_ERR_KU_KEY_CERT_SIGN_INVALID_FOR_NON_CA, X509_V_ERR_ISSUER_NAME_EMPTY, X509_V_ERR_SUBJECT_NAME_EMPTY,
+             X509_V_ERR_MISSING_AUTHORITY_KEY_IDENTIFIER, X509_V_ERR_MISSING_SUBJECT_KEY_IDENTIFIER,
+             X509_V_ERR_EMPTY_SUBJECT_ALT_NAME, X509_V_ERR_EMPTY_SUBJECT_SAN_NOT_CRITICAL, X509_V_ERR_CA_BCONS_NOT_CRITICAL,
+             X509_V_ERR_AUTHORITY_KEY_IDENTIFIER_CRITICAL, X509_V_ERR_SUBJECT_KEY_IDENTIFIER_CRITICAL,
+             X509_V_ERR_CA_CERT_MISSING_KEY_USAGE, X509_V_ERR_EXTENSIONS_REQUIRE_VERSION_3, X509_V_ERR_EC_KEY_EXPLICIT_PARAMS:
+            return .nonConformingCertificate(depth: depth)
+        case X509_V_ERR_OUT_OF_MEM:
+            return .validatorUnavailable
         default:
-            let reason = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "unknown"
-            return .other(code: Int(code), reason: reason, depth: depth)
+            return .pathRejected(depth: depth)
         }
     }
 
     /// Re-parses a certificate OpenSSL put into the chain (not expected to happen:
     /// every chain element comes from the inputs).
-    private static func copy(_ pointer: OpaquePointer) throws(CryptoError) -> X509Certificate {
+    private static func copy(_ pointer: OpaquePointer) throws(TrustFailure) -> X509Certificate {
         var der: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_X509(pointer, &der)
-        guard length > 0, let der else { throw openSSLError("i2d_X509") }
+        guard length > 0, let der else { throw unavailable() }
         defer { wallet_OPENSSL_free(der) }
-        return try X509Certificate(derEncoded: Array(UnsafeBufferPointer(start: der, count: Int(length))))
-    }
-}
-
-extension X509Certificate {
-    /// Validates `leaf` through `intermediates` to one of `anchors` at `time`;
-    /// see `X509ChainValidator.validate(leaf:intermediates:at:)`.
-    ///
-    /// - Returns: the validated path, leaf first and the anchor last.
-    public static func validateChain(leaf: X509Certificate, intermediates: [X509Certificate] = [],
-                                     anchors: [X509Certificate], at time: Date,
-                                     options: X509ChainValidator.Options = .init()) throws(CryptoError) -> [X509Certificate] {
-        try X509ChainValidator(anchors: anchors, options: options)
-            .validate(leaf: leaf, intermediates: intermediates, at: time)
+        do {
+            return try X509Certificate(derEncoded: Array(UnsafeBufferPointer(start: der, count: Int(length))))
+        } catch {
+            throw .validatorUnavailable
+        }
     }
 }

@@ -36,6 +36,8 @@ public enum StorageError: Error, Equatable, Sendable {
     case keyFile(path: String, reason: String)
     /// No credential with this id is stored.
     case credentialNotFound(id: String)
+    /// No transaction-log entry with this id is stored.
+    case transactionNotFound(id: String)
     /// A credential that cannot be stored as given (no instances, duplicate key aliases ...).
     case invalidCredential(String)
     /// Every instance of a `.oneTime` credential has been handed out.

@@ -97,7 +97,7 @@ enum MdocCommand {
         return .object([
             "docType": .string(document.docType),
             "deviceAuthentication": .string(document.deviceAuthentication.rawValue),
-            "issuer": .string(document.issuerCertificates.first.map { String(describing: $0.subject) } ?? ""),
+            "issuer": .string(String(describing: document.issuerChain.leaf.subject)),
             "validityInfo": .object(validityJSON),
             "issuerSigned": elements(document.issuerSigned),
             "deviceSigned": elements(document.deviceSigned),

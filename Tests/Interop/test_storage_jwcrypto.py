@@ -134,7 +134,7 @@ def main():
     code, out, err = sdk_verify(foreign, root_b64, "n-7")
     checks.check("the SDK verifier accepts a jwcrypto-made attestation", code == 0 and json.loads(out) == [holder], err)
     code, _, err = sdk_verify(foreign, anchor_b64, "n-7")
-    checks.check("the SDK verifier rejects it under another trust anchor", code == 1 and "untrustedChain" in err, err)
+    checks.check("the SDK verifier rejects it under another trust anchor", code == 1 and "untrusted(" in err, err)
     code, _, err = sdk_verify(tamper_payload(foreign, lambda c: c.update(exp=c["exp"] + 86400)), root_b64, "n-7")
     checks.check("the SDK verifier rejects a tampered jwcrypto attestation", code == 1 and "invalidSignature" in err, err)
     wrong_typ, _ = jwcrypto_attestation(py_leaf, py_leaf_key, "n-7", typ="JWT")

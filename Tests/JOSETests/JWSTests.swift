@@ -207,12 +207,20 @@ struct JWSTests {
         }
         let jws = try await JWS.sign(payload: [1], signer: signer, x5c: [leaf])
         let parsed = try JWS(compact: jws.compactSerialization)
-        let path = try parsed.verifyWithCertificateChain(trustAnchors: [anchor], at: Date())
-        #expect(path.first == leaf)
+        let chain = try parsed.verifyWithCertificateChain(trustAnchors: [anchor], at: Date(), policy: .signingCertificate)
+        #expect(chain.leaf == leaf)
+        #expect(chain.anchor == anchor)
         let stranger = try X5CFixture.make(leafKey: try ECPrivateKey.generate(curve: .p256)).anchor
-        #expect(throws: JOSEError.self) { try parsed.verifyWithCertificateChain(trustAnchors: [stranger], at: Date()) }
-        #expect(throws: JOSEError.self) {
-            try parsed.verifyWithCertificateChain(trustAnchors: [anchor], at: Date().addingTimeInterval(2 * 365 * 86_400))
+        #expect(throws: JOSEError.untrusted(.unknownAnchor)) {
+            try parsed.verifyWithCertificateChain(trustAnchors: [stranger], at: Date(), policy: .signingCertificate)
+        }
+        #expect(throws: JOSEError.untrusted(.expired(depth: 1))) {  // root and leaf expire together; OpenSSL reports the root
+            try parsed.verifyWithCertificateChain(trustAnchors: [anchor], at: Date().addingTimeInterval(2 * 365 * 86_400),
+                                                  policy: .signingCertificate)
+        }
+        let unsigned = try JWS(compact: try await JWS.sign(payload: [1], signer: signer).compactSerialization)
+        #expect(throws: JOSEError.untrusted(.missingCertificate)) {
+            try unsigned.verifyWithCertificateChain(trustAnchors: [anchor], at: Date(), policy: .signingCertificate)
         }
     }
 }

@@ -19,10 +19,10 @@ struct SessionFixtures: Sendable {
         let rootKey = try ECPrivateKey.generate(curve: .p256)
         let dsKey = try ECPrivateKey.generate(curve: .p256)
         let notBefore = Date().addingTimeInterval(-86_400), notAfter = Date().addingTimeInterval(365 * 86_400)
-        let root = try CertificateBuilder.certificateAuthority(
+        let root = try CertificateBuilder.iaca(
             subject: try DistinguishedName([(.commonName, "Test IACA"), (.country, "UT")]),
             notBefore: notBefore, notAfter: notAfter).selfSigned(with: .ec(rootKey))
-        let ds = try CertificateBuilder.endEntity(
+        let ds = try CertificateBuilder.mdocDocumentSigner(
             subject: try DistinguishedName([(.commonName, "Test DS"), (.country, "UT")]),
             subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER, notBefore: notBefore, notAfter: notAfter
         ).signed(by: root, key: .ec(rootKey))

@@ -56,18 +56,26 @@ enum MdocTestSupport {
         var signer: SoftwareSigner { SoftwareSigner(leafKey) }
     }
 
-    static func pki(_ name: String, notBefore: Date = Date().addingTimeInterval(-86_400),
+    /// Which ISO 18013-5 certificate profile a test PKI follows.
+    enum Role { case issuer, reader }
+
+    /// An IACA and document signer (`.issuer`), or a reader root and reader
+    /// authentication certificate (`.reader`), per ISO 18013-5 Annex B.
+    static func pki(_ name: String, role: Role = .issuer, notBefore: Date = Date().addingTimeInterval(-86_400),
                     notAfter: Date = Date().addingTimeInterval(365 * 86_400)) throws -> PKI {
         let rootKey = try ECPrivateKey.generate(curve: .p256)
         let leafKey = try ECPrivateKey.generate(curve: .p256)
-        let root = try CertificateBuilder.certificateAuthority(
+        let root = try CertificateBuilder.iaca(
             subject: try DistinguishedName([(.commonName, "\(name) root"), (.country, "UT")]),
             notBefore: notBefore, notAfter: notAfter).selfSigned(with: .ec(rootKey))
-        let leaf = try CertificateBuilder.endEntity(
-            subject: try DistinguishedName([(.commonName, "\(name) leaf"), (.country, "UT")]),
-            subjectPublicKeyInfoDER: leafKey.publicKey.spkiDER, notBefore: notBefore, notAfter: notAfter
-        ).signed(by: root, key: .ec(rootKey))
-        return PKI(anchor: root, leaf: leaf, leafKey: leafKey)
+        let subject = try DistinguishedName([(.commonName, "\(name) leaf"), (.country, "UT")])
+        let spki = try leafKey.publicKey.spkiDER
+        let builder = role == .issuer
+            ? CertificateBuilder.mdocDocumentSigner(subject: subject, subjectPublicKeyInfoDER: spki,
+                                                    notBefore: notBefore, notAfter: notAfter)
+            : CertificateBuilder.mdocReaderAuthentication(subject: subject, subjectPublicKeyInfoDER: spki,
+                                                          notBefore: notBefore, notAfter: notAfter)
+        return PKI(anchor: root, leaf: try builder.signed(by: root, key: .ec(rootKey)), leafKey: leafKey)
     }
 
     static let mDL = "org.iso.18013.5.1.mDL"

@@ -175,8 +175,8 @@ struct NegativeTests {
 
     @Test("reader authentication by a certificate outside the trusted readers is rejected; a tampered request fails its signature")
     func untrustedReader() async throws {
-        let readerPKI = try S.pki("Reader")
-        let stranger = try S.pki("Other reader root")
+        let readerPKI = try S.pki("Reader", role: .reader)
+        let stranger = try S.pki("Other reader root", role: .reader)
         let (transcript, _, _) = try S.transcript()
         let docRequest = try await DocRequest(itemsRequest: S.mDLRequest(),
                                               readerKey: ReaderAuthenticationKey(signer: readerPKI.signer, certificateChain: [readerPKI.leaf]),

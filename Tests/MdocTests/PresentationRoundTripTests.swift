@@ -38,7 +38,7 @@ struct PresentationRoundTripTests {
         #expect(doc.value(nameSpace: S.mDLNameSpace, identifier: "family_name") == "Doe")
         #expect(doc.value(nameSpace: S.mDLNameSpace, identifier: "age_over_18") == true)
         #expect(doc.value(nameSpace: S.mDLNameSpace, identifier: "given_name") == nil)
-        #expect(doc.issuerCertificates.last == issuer.anchor)
+        #expect(doc.issuerChain.anchor == issuer.anchor)
     }
 
     @Test("a MAC-authenticated DeviceResponse verifies with the reader's ephemeral key, and a missing docType gives documentErrors")
@@ -62,7 +62,7 @@ struct PresentationRoundTripTests {
     @Test("a whole session: engagement, establishment with reader authentication, encrypted request and response, termination")
     func wholeSession() async throws {
         let issuer = try S.pki("IACA")
-        let readerPKI = try S.pki("Reader")
+        let readerPKI = try S.pki("Reader", role: .reader)
         let deviceKey = try ECPrivateKey.generate(curve: .p256)
         let credential = try await S.issueMDL(issuer: issuer, deviceKey: deviceKey.publicKey)
 
@@ -93,7 +93,7 @@ struct PresentationRoundTripTests {
         let request = try DeviceRequest(encoded: try await mdocSession.decrypt(received.data))
         let path = try request.docRequests[0].verifyReaderAuthentication(sessionTranscript: mdocTranscript,
                                                                          trustAnchors: [readerPKI.anchor], at: Date())
-        #expect(path.first == readerPKI.leaf)
+        #expect(path.leaf == readerPKI.leaf)
         let response = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: mdocTranscript,
                                                                authentication: { _ in .signature(SoftwareSigner(deviceKey)) })
         let message = try await mdocSession.sessionData(response.encodedBytes, status: .sessionTermination)

@@ -74,6 +74,40 @@ struct KeyAttestationTests {
         }
     }
 
+    @Test("an attestation signed under another anchor is untrusted(unknownAnchor); one by a non-signing or CA certificate is refused")
+    func signerPolicy() async throws {
+        let provider = try WalletProviderFixture()
+        let key = try ECPrivateKey.generate(curve: .p256)
+        let now = Date()
+        let attestation = try await provider.issuer.attest([.ec(key.publicKey)], nonce: "n", now: now)
+        let stranger = try WalletProviderFixture()
+        #expect(throws: KeyAttestationError.untrusted(.unknownAnchor)) {
+            _ = try KeyAttestationVerifier(trustAnchors: [stranger.anchor]).verify(attestation.compactSerialization, expectedNonce: "n", at: now)
+        }
+        // The same provider root, but the attestation signed by a key certified only for key agreement.
+        let rootKey = try ECPrivateKey.generate(curve: .p256)
+        let root = try CertificateBuilder.certificateAuthority(subject: try DistinguishedName([(.commonName, "Provider Root")]),
+                                                               notBefore: now.addingTimeInterval(-60), notAfter: now.addingTimeInterval(86_400))
+            .selfSigned(with: .ec(rootKey))
+        let leafKey = try ECPrivateKey.generate(curve: .p256)
+        let agreementOnly = try CertificateBuilder.endEntity(
+            subject: try DistinguishedName([(.commonName, "Provider ECDH")]), subjectPublicKeyInfoDER: leafKey.publicKey.spkiDER,
+            notBefore: now.addingTimeInterval(-60), notAfter: now.addingTimeInterval(86_400), keyUsage: .keyAgreement
+        ).signed(by: root, key: .ec(rootKey))
+        let byAgreementKey = try await KeyAttestationIssuer(signer: SoftwareSigner(leafKey), certificateChain: [agreementOnly],
+                                                            keyStorage: [], userAuthentication: [])
+            .attest([.ec(key.publicKey)], nonce: "n", now: now)
+        #expect(throws: KeyAttestationError.untrusted(.missingKeyUsage(required: .digitalSignature, depth: 0))) {
+            _ = try KeyAttestationVerifier(trustAnchors: [root]).verify(byAgreementKey.compactSerialization, expectedNonce: "n", at: now)
+        }
+        let byRoot = try await KeyAttestationIssuer(signer: SoftwareSigner(rootKey), certificateChain: [root],
+                                                    keyStorage: [], userAuthentication: [])
+            .attest([.ec(key.publicKey)], nonce: "n", now: now)
+        #expect(throws: KeyAttestationError.untrusted(.leafIsCA)) {
+            _ = try KeyAttestationVerifier(trustAnchors: [root]).verify(byRoot.compactSerialization, expectedNonce: "n", at: now)
+        }
+    }
+
     @Test("the Appendix D.1 example's claims are read (its x5c is truncated, so it cannot verify)")
     func specExampleClaims() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

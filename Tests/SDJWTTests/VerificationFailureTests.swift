@@ -228,31 +228,90 @@ struct VerificationFailureTests {
         }
     }
 
-    @Test("an x5c chain to an untrusted root is untrustedCertificateChain; to the configured anchor it verifies")
+    @Test("an x5c chain to an untrusted root is untrustedIssuer(unknownAnchor); to the configured anchor it verifies")
     func certificateChain() async throws {
         let issuerKey = try ECPrivateKey.generate(curve: .p256)
         let (leaf, root) = try Self.chain(for: issuerKey)
         let (_, strangerRoot) = try Self.chain(for: try ECPrivateKey.generate(curve: .p256))
-        let issuer = SDJWTIssuer(signer: SoftwareSigner(issuerKey), certificateChain: [leaf])
-        let text = try await issuer.issue(claims: Self.claims, plan: Self.plan, holderKey: TestSupport.holderPublicJWK).serialization
+        let text = try await Self.issued(by: issuerKey, chain: [leaf])
         let now = Date()
         let trusted = try SDJWTVerifier(options: SDJWTVerificationOptions(
             issuerKey: .certificateChain(trustAnchors: [root]), now: now)).verify(text)
-        #expect(trusted.certificatePath?.count == 2)
-        #expect(throws: SDJWTError.self) {
+        #expect(trusted.certificateChain?.path == [leaf, root])
+        #expect(throws: SDJWTError.untrustedIssuer(.unknownAnchor)) {
             try SDJWTVerifier(options: SDJWTVerificationOptions(issuerKey: .certificateChain(trustAnchors: [strangerRoot]), now: now))
                 .verify(text)
         }
-        do {
-            _ = try SDJWTVerifier(options: SDJWTVerificationOptions(
-                issuerKey: .certificateChain(trustAnchors: [strangerRoot]), now: now)).verify(text)
-            Issue.record("an untrusted chain verified")
-        } catch {
-            guard case .untrustedCertificateChain = error else { Issue.record("unexpected \(error)"); return }
+    }
+
+    @Test("with x5c, an SD-JWT VC whose iss no subjectAltName of the leaf names is untrustedIssuer(subjectAlternativeNameMismatch)")
+    func issuerNameBinding() async throws {
+        let issuerKey = try ECPrivateKey.generate(curve: .p256)
+        let now = Date()
+        // The host of an https iss matches a dNSName; an exact URI matches a uniformResourceIdentifier.
+        for names in [[GeneralName.dnsName("issuer.example")], [.uri("https://issuer.example")], [.dnsName("ISSUER.example")]] {
+            let (leaf, root) = try Self.chain(for: issuerKey, names: names)
+            let text = try await Self.issued(by: issuerKey, chain: [leaf])
+            let verified = try SDJWTVerifier(options: SDJWTVerificationOptions(issuerKey: .certificateChain(trustAnchors: [root]),
+                                                                               now: now)).verify(text)
+            #expect(verified.issuer == "https://issuer.example")
+        }
+        for names in [[GeneralName.dnsName("attacker.example")], [.uri("https://issuer.example/other")],
+                      [.dnsName("sub.issuer.example")], [.email("issuer.example")], []] {
+            let (leaf, root) = try Self.chain(for: issuerKey, names: names)
+            let text = try await Self.issued(by: issuerKey, chain: [leaf])
+            #expect(throws: SDJWTError.untrustedIssuer(.subjectAlternativeNameMismatch(expected: "https://issuer.example"))) {
+                try SDJWTVerifier(options: SDJWTVerificationOptions(issuerKey: .certificateChain(trustAnchors: [root]), now: now))
+                    .verify(text)
+            }
+        }
+        // A plain SD-JWT has no such binding (RFC 9901 leaves key resolution to the application).
+        let (leaf, root) = try Self.chain(for: issuerKey, names: [.dnsName("attacker.example")])
+        let text = try await Self.issued(by: issuerKey, chain: [leaf])
+        #expect(try SDJWTVerifier(options: SDJWTVerificationOptions(issuerKey: .certificateChain(trustAnchors: [root]), now: now,
+                                                                    profile: .sdJWT)).verify(text).issuer == "https://issuer.example")
+        // No iss at all cannot be bound to the certificate.
+        var claims = Self.claims
+        claims.removeValue(forKey: "iss")
+        let anonymous = try await SDJWTIssuer(signer: SoftwareSigner(issuerKey), certificateChain: [leaf])
+            .issue(claims: claims, plan: Self.plan, holderKey: TestSupport.holderPublicJWK).serialization
+        #expect(throws: SDJWTError.missingClaim("iss")) {
+            try SDJWTVerifier(options: SDJWTVerificationOptions(issuerKey: .certificateChain(trustAnchors: [root]), now: now))
+                .verify(anonymous)
         }
     }
 
-    static func chain(for key: ECPrivateKey) throws -> (X509Certificate, X509Certificate) {
+    @Test("with x5c, a leaf without the digitalSignature key usage, or a CA leaf, does not sign credentials")
+    func issuerKeyUsage() async throws {
+        let issuerKey = try ECPrivateKey.generate(curve: .p256)
+        let now = Date()
+        let (noSigning, root) = try Self.chain(for: issuerKey, keyUsage: .keyAgreement)
+        let text = try await Self.issued(by: issuerKey, chain: [noSigning])
+        #expect(throws: SDJWTError.untrustedIssuer(.missingKeyUsage(required: .digitalSignature, depth: 0))) {
+            try SDJWTVerifier(options: SDJWTVerificationOptions(issuerKey: .certificateChain(trustAnchors: [root]), now: now))
+                .verify(text)
+        }
+        // The root CA's own key signing the credential: trusted as an anchor, but not an end entity.
+        let rootKey = try ECPrivateKey.generate(curve: .p256)
+        let ca = try CertificateBuilder(subject: try DistinguishedName([(.commonName, "issuer CA")]), notBefore: now.addingTimeInterval(-60),
+                                        notAfter: now.addingTimeInterval(86_400), basicConstraints: BasicConstraints(isCA: true),
+                                        keyUsage: [.keyCertSign, .digitalSignature],
+                                        subjectAlternativeNames: [.dnsName("issuer.example")]).selfSigned(with: .ec(rootKey))
+        let bySigningCA = try await Self.issued(by: rootKey, chain: [ca])
+        #expect(throws: SDJWTError.untrustedIssuer(.leafIsCA)) {
+            try SDJWTVerifier(options: SDJWTVerificationOptions(issuerKey: .certificateChain(trustAnchors: [ca]), now: now))
+                .verify(bySigningCA)
+        }
+    }
+
+    /// A credential signed by `key` with `chain` as x5c.
+    static func issued(by key: ECPrivateKey, chain: [X509Certificate]) async throws -> String {
+        try await SDJWTIssuer(signer: SoftwareSigner(key), certificateChain: chain)
+            .issue(claims: Self.claims, plan: Self.plan, holderKey: TestSupport.holderPublicJWK).serialization
+    }
+
+    static func chain(for key: ECPrivateKey, names: [GeneralName] = [.dnsName("issuer.example")],
+                      keyUsage: KeyUsage = .digitalSignature) throws -> (X509Certificate, X509Certificate) {
         let now = Date(), later = Date().addingTimeInterval(86_400)
         let rootKey = try ECPrivateKey.generate(curve: .p256)
         let root = try CertificateBuilder.certificateAuthority(
@@ -260,7 +319,8 @@ struct VerificationFailureTests {
             notAfter: later).selfSigned(with: .ec(rootKey))
         let leaf = try CertificateBuilder.endEntity(
             subject: try DistinguishedName([(.commonName, "SD-JWT test issuer")]), subjectPublicKeyInfoDER: key.publicKey.spkiDER,
-            notBefore: now.addingTimeInterval(-60), notAfter: later).signed(by: root, key: .ec(rootKey))
+            notBefore: now.addingTimeInterval(-60), notAfter: later, keyUsage: keyUsage,
+            subjectAlternativeNames: names).signed(by: root, key: .ec(rootKey))
         return (leaf, root)
     }
 

@@ -138,7 +138,7 @@ struct X509AnnexDTests {
     func issuerChainValidates() throws {
         let iaca = try X509Certificate(derEncoded: AnnexDCertificates.iaca)
         let ds = try X509Certificate(derEncoded: AnnexDCertificates.documentSigner)
-        let path = try X509Certificate.validateChain(leaf: ds, anchors: [iaca], at: AnnexDCertificates.validTime)
+        let path = try validatePath(leaf: ds, anchors: [iaca], at: AnnexDCertificates.validTime)
         #expect(path == [ds, iaca])
     }
 
@@ -146,12 +146,12 @@ struct X509AnnexDTests {
     func issuerChainExpires() throws {
         let iaca = try X509Certificate(derEncoded: AnnexDCertificates.iaca)
         let ds = try X509Certificate(derEncoded: AnnexDCertificates.documentSigner)
-        #expect(throws: CryptoError.chainValidationFailed(.expired(depth: 0))) {
-            try X509Certificate.validateChain(leaf: ds, anchors: [iaca], at: Date(timeIntervalSince1970: 1_640_995_200))
+        #expect(throws: TrustFailure.expired(depth: 0)) {
+            try validatePath(leaf: ds, anchors: [iaca], at: Date(timeIntervalSince1970: 1_640_995_200))
         }
         // Before both windows: OpenSSL checks validity top-down, so the IACA (depth 1) is reported.
-        #expect(throws: CryptoError.chainValidationFailed(.notYetValid(depth: 1))) {
-            try X509Certificate.validateChain(leaf: ds, anchors: [iaca], at: Date(timeIntervalSince1970: 1_577_836_800))
+        #expect(throws: TrustFailure.notYetValid(depth: 1)) {
+            try validatePath(leaf: ds, anchors: [iaca], at: Date(timeIntervalSince1970: 1_577_836_800))
         }
     }
 
@@ -160,9 +160,9 @@ struct X509AnnexDTests {
         let root = try X509Certificate(derEncoded: AnnexDCertificates.readerRoot)
         let reader = try X509Certificate(derEncoded: AnnexDCertificates.reader)
         let validator = X509ChainValidator(anchors: [root])
-        #expect(try validator.validate(chain: [reader], at: AnnexDCertificates.validTime) == [reader, root])
-        #expect(throws: CryptoError.chainValidationFailed(.expired(depth: 0))) {
-            try validator.validate(chain: [reader], at: Date(timeIntervalSince1970: 1_717_200_000))
+        #expect(try validator.validate(chain: [reader], at: AnnexDCertificates.validTime, policy: .mdocReaderAuthentication).path == [reader, root])
+        #expect(throws: TrustFailure.expired(depth: 0)) {
+            try validator.validate(chain: [reader], at: Date(timeIntervalSince1970: 1_717_200_000), policy: .mdocReaderAuthentication)
         }
     }
 
@@ -172,20 +172,20 @@ struct X509AnnexDTests {
         let ds = try X509Certificate(derEncoded: AnnexDCertificates.documentSigner)
         let root = try X509Certificate(derEncoded: AnnexDCertificates.readerRoot)
         let reader = try X509Certificate(derEncoded: AnnexDCertificates.reader)
-        #expect(throws: CryptoError.chainValidationFailed(.unknownAnchor)) {
-            try X509Certificate.validateChain(leaf: reader, anchors: [iaca], at: AnnexDCertificates.validTime)
+        #expect(throws: TrustFailure.unknownAnchor) {
+            try validatePath(leaf: reader, anchors: [iaca], at: AnnexDCertificates.validTime)
         }
-        #expect(throws: CryptoError.chainValidationFailed(.unknownAnchor)) {
-            try X509Certificate.validateChain(leaf: ds, anchors: [root], at: AnnexDCertificates.validTime)
+        #expect(throws: TrustFailure.unknownAnchor) {
+            try validatePath(leaf: ds, anchors: [root], at: AnnexDCertificates.validTime)
         }
     }
 
     @Test("A trusted document signer is its own anchor with partial chains, and needs its root without them")
     func partialChain() throws {
         let ds = try X509Certificate(derEncoded: AnnexDCertificates.documentSigner)
-        #expect(try X509Certificate.validateChain(leaf: ds, anchors: [ds], at: AnnexDCertificates.validTime) == [ds])
-        #expect(throws: CryptoError.chainValidationFailed(.unknownAnchor)) {
-            try X509Certificate.validateChain(leaf: ds, anchors: [ds], at: AnnexDCertificates.validTime,
+        #expect(try validatePath(leaf: ds, anchors: [ds], at: AnnexDCertificates.validTime) == [ds])
+        #expect(throws: TrustFailure.unknownAnchor) {
+            try validatePath(leaf: ds, anchors: [ds], at: AnnexDCertificates.validTime,
                                               options: .init(allowPartialChain: false))
         }
     }

@@ -54,12 +54,19 @@ struct X509TestPKI {
     }
 }
 
+/// Path validation alone (no use policy), returning the path as an array.
+func validatePath(leaf: X509Certificate, intermediates: [X509Certificate] = [], anchors: [X509Certificate], at time: Date,
+                  options: X509ChainValidator.Options = .init()) throws(TrustFailure) -> [X509Certificate] {
+    try X509ChainValidator(anchors: anchors, options: options)
+        .validate(leaf: leaf, intermediates: intermediates, at: time, policy: .pathValidationOnly).path
+}
+
 @Suite("X.509 chain validation")
 struct X509ChainValidationTests {
     @Test("A root, intermediate and leaf chain validates and returns the path leaf first")
     func validChain() throws {
         let pki = try X509TestPKI()
-        let path = try X509Certificate.validateChain(leaf: pki.leaf, intermediates: [pki.intermediate],
+        let path = try validatePath(leaf: pki.leaf, intermediates: [pki.intermediate],
                                                      anchors: [pki.root], at: X509TestPKI.now)
         #expect(path == [pki.leaf, pki.intermediate, pki.root])
     }
@@ -70,15 +77,15 @@ struct X509ChainValidationTests {
         let other = try X509TestPKI()
         let validator = X509ChainValidator(anchors: [other.root, pki.root])
         let path = try validator.validate(leaf: pki.leaf, intermediates: [other.intermediate, other.leaf, pki.intermediate],
-                                          at: X509TestPKI.now)
+                                          at: X509TestPKI.now, policy: .pathValidationOnly).path
         #expect(path == [pki.leaf, pki.intermediate, pki.root])
-        #expect(try validator.validate(chain: [pki.leaf, pki.intermediate], at: X509TestPKI.now).count == 3)
+        #expect(try validator.validate(chain: [pki.leaf, pki.intermediate], at: X509TestPKI.now, policy: .pathValidationOnly).path.count == 3)
     }
 
     @Test("The chain also validates without the strict RFC 5280 checks")
     func nonStrict() throws {
         let pki = try X509TestPKI()
-        let path = try X509Certificate.validateChain(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [pki.root],
+        let path = try validatePath(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [pki.root],
                                                      at: X509TestPKI.now, options: .init(strict: false))
         #expect(path.count == 3)
     }
@@ -86,10 +93,10 @@ struct X509ChainValidationTests {
     @Test("A trusted intermediate is an anchor on its own with partial chains allowed")
     func trustedIntermediate() throws {
         let pki = try X509TestPKI()
-        let path = try X509Certificate.validateChain(leaf: pki.leaf, anchors: [pki.intermediate], at: X509TestPKI.now)
+        let path = try validatePath(leaf: pki.leaf, anchors: [pki.intermediate], at: X509TestPKI.now)
         #expect(path == [pki.leaf, pki.intermediate])
-        #expect(throws: CryptoError.chainValidationFailed(.unknownAnchor)) {
-            try X509Certificate.validateChain(leaf: pki.leaf, anchors: [pki.intermediate], at: X509TestPKI.now,
+        #expect(throws: TrustFailure.unknownAnchor) {
+            try validatePath(leaf: pki.leaf, anchors: [pki.intermediate], at: X509TestPKI.now,
                                               options: .init(allowPartialChain: false))
         }
     }
@@ -99,8 +106,8 @@ struct X509ChainValidationTests {
         let pki = try X509TestPKI()
         let leaf = try X509TestPKI.leaf("Expired", key: pki.leafKey, issuer: pki.intermediate, issuerKey: pki.intermediateKey,
                                         notAfter: X509TestPKI.start.addingTimeInterval(X509TestPKI.day))
-        #expect(throws: CryptoError.chainValidationFailed(.expired(depth: 0))) {
-            try X509Certificate.validateChain(leaf: leaf, intermediates: [pki.intermediate], anchors: [pki.root],
+        #expect(throws: TrustFailure.expired(depth: 0)) {
+            try validatePath(leaf: leaf, intermediates: [pki.intermediate], anchors: [pki.root],
                                               at: X509TestPKI.now)
         }
     }
@@ -110,8 +117,8 @@ struct X509ChainValidationTests {
         let pki = try X509TestPKI()
         let leaf = try X509TestPKI.leaf("Future", key: pki.leafKey, issuer: pki.intermediate, issuerKey: pki.intermediateKey,
                                         notBefore: X509TestPKI.now.addingTimeInterval(X509TestPKI.day))
-        #expect(throws: CryptoError.chainValidationFailed(.notYetValid(depth: 0))) {
-            try X509Certificate.validateChain(leaf: leaf, intermediates: [pki.intermediate], anchors: [pki.root],
+        #expect(throws: TrustFailure.notYetValid(depth: 0)) {
+            try validatePath(leaf: leaf, intermediates: [pki.intermediate], anchors: [pki.root],
                                               at: X509TestPKI.now)
         }
     }
@@ -125,12 +132,12 @@ struct X509ChainValidationTests {
         let leaf = try X509TestPKI.leaf("Future Leaf", key: rootKey, issuer: root, issuerKey: rootKey,
                                         notBefore: from, notAfter: until)
         let inside = from.addingTimeInterval(100 * X509TestPKI.day)
-        #expect(try X509Certificate.validateChain(leaf: leaf, anchors: [root], at: inside) == [leaf, root])
-        #expect(throws: CryptoError.chainValidationFailed(.notYetValid(depth: 1))) {
-            try X509Certificate.validateChain(leaf: leaf, anchors: [root], at: Date())
+        #expect(try validatePath(leaf: leaf, anchors: [root], at: inside) == [leaf, root])
+        #expect(throws: TrustFailure.notYetValid(depth: 1)) {
+            try validatePath(leaf: leaf, anchors: [root], at: Date())
         }
-        #expect(throws: CryptoError.chainValidationFailed(.expired(depth: 1))) {
-            try X509Certificate.validateChain(leaf: leaf, anchors: [root], at: until.addingTimeInterval(1))
+        #expect(throws: TrustFailure.expired(depth: 1)) {
+            try validatePath(leaf: leaf, anchors: [root], at: until.addingTimeInterval(1))
         }
     }
 
@@ -138,13 +145,13 @@ struct X509ChainValidationTests {
     func unknownRoot() throws {
         let pki = try X509TestPKI()
         let other = try X509TestPKI()
-        #expect(throws: CryptoError.chainValidationFailed(.unknownAnchor)) {
-            try X509Certificate.validateChain(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [other.root],
+        #expect(throws: TrustFailure.unknownAnchor) {
+            try validatePath(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [other.root],
                                               at: X509TestPKI.now)
         }
         // The same root passed as an untrusted intermediate does not make it trusted.
-        #expect(throws: CryptoError.chainValidationFailed(.unknownAnchor)) {
-            try X509Certificate.validateChain(leaf: pki.leaf, intermediates: [pki.intermediate, pki.root],
+        #expect(throws: TrustFailure.unknownAnchor) {
+            try validatePath(leaf: pki.leaf, intermediates: [pki.intermediate, pki.root],
                                               anchors: [other.root], at: X509TestPKI.now)
         }
     }
@@ -152,19 +159,19 @@ struct X509ChainValidationTests {
     @Test("A missing intermediate fails with unknownAnchor")
     func missingIntermediate() throws {
         let pki = try X509TestPKI()
-        #expect(throws: CryptoError.chainValidationFailed(.unknownAnchor)) {
-            try X509Certificate.validateChain(leaf: pki.leaf, anchors: [pki.root], at: X509TestPKI.now)
+        #expect(throws: TrustFailure.unknownAnchor) {
+            try validatePath(leaf: pki.leaf, anchors: [pki.root], at: X509TestPKI.now)
         }
     }
 
-    @Test("No anchors fails with unknownAnchor and an empty chain with emptyChain")
+    @Test("No anchors fails with noTrustAnchors and an empty chain with missingCertificate")
     func emptyInputs() throws {
         let pki = try X509TestPKI()
-        #expect(throws: CryptoError.chainValidationFailed(.unknownAnchor)) {
-            try X509Certificate.validateChain(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [], at: X509TestPKI.now)
+        #expect(throws: TrustFailure.noTrustAnchors) {
+            try validatePath(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [], at: X509TestPKI.now)
         }
-        #expect(throws: CryptoError.chainValidationFailed(.emptyChain)) {
-            try X509ChainValidator(anchors: [pki.root]).validate(chain: [], at: X509TestPKI.now)
+        #expect(throws: TrustFailure.missingCertificate) {
+            try X509ChainValidator(anchors: [pki.root]).validate(chain: [], at: X509TestPKI.now, policy: .pathValidationOnly)
         }
     }
 
@@ -176,8 +183,8 @@ struct X509ChainValidationTests {
         let tampered = try X509Certificate(derEncoded: der)
         #expect(tampered.signature != pki.leaf.signature)
         #expect(tampered.subject == pki.leaf.subject)
-        #expect(throws: CryptoError.chainValidationFailed(.badSignature(depth: 0))) {
-            try X509Certificate.validateChain(leaf: tampered, intermediates: [pki.intermediate], anchors: [pki.root],
+        #expect(throws: TrustFailure.badSignature(depth: 0)) {
+            try validatePath(leaf: tampered, intermediates: [pki.intermediate], anchors: [pki.root],
                                               at: X509TestPKI.now)
         }
     }
@@ -198,14 +205,14 @@ struct X509ChainValidationTests {
         builder.includeAuthorityKeyIdentifier = false
         let forged = try builder.signed(by: impostor, key: .ec(impostorKey))
         #expect(forged.issuer == pki.intermediate.subject)
-        #expect(throws: CryptoError.chainValidationFailed(.badSignature(depth: 0))) {
-            try X509Certificate.validateChain(leaf: forged, intermediates: [pki.intermediate], anchors: [pki.root],
+        #expect(throws: TrustFailure.badSignature(depth: 0)) {
+            try validatePath(leaf: forged, intermediates: [pki.intermediate], anchors: [pki.root],
                                               at: X509TestPKI.now, options: .init(strict: false))
         }
         // With the impostor's key identifier the real intermediate is not even a candidate issuer.
         let forgedWithKeyID = try X509TestPKI.leaf("Forged", key: pki.leafKey, issuer: impostor, issuerKey: impostorKey)
-        #expect(throws: CryptoError.chainValidationFailed(.unknownAnchor)) {
-            try X509Certificate.validateChain(leaf: forgedWithKeyID, intermediates: [pki.intermediate], anchors: [pki.root],
+        #expect(throws: TrustFailure.unknownAnchor) {
+            try validatePath(leaf: forgedWithKeyID, intermediates: [pki.intermediate], anchors: [pki.root],
                                               at: X509TestPKI.now)
         }
     }
@@ -221,8 +228,8 @@ struct X509ChainValidationTests {
         #expect(notCA.basicConstraints == BasicConstraints(isCA: false))
         let leaf = try X509TestPKI.leaf("Leaf", key: pki.leafKey, issuer: notCA, issuerKey: notCAKey)
         for strict in [true, false] {
-            #expect(throws: CryptoError.chainValidationFailed(.notCA(depth: 1))) {
-                try X509Certificate.validateChain(leaf: leaf, intermediates: [notCA], anchors: [pki.root],
+            #expect(throws: TrustFailure.issuerNotCA(depth: 1)) {
+                try validatePath(leaf: leaf, intermediates: [notCA], anchors: [pki.root],
                                                   at: X509TestPKI.now, options: .init(strict: strict))
             }
         }
@@ -241,27 +248,27 @@ struct X509ChainValidationTests {
         let leaf = try X509TestPKI.leaf("Leaf", key: leafKey, issuer: second, issuerKey: secondKey)
         #expect(first.basicConstraints == BasicConstraints(isCA: true, pathLength: 0))
         // The constraint sits on the certificate at depth 2 (leaf 0, second 1, first 2).
-        #expect(throws: CryptoError.chainValidationFailed(.pathTooLong(depth: 2))) {
-            try X509Certificate.validateChain(leaf: leaf, intermediates: [second, first], anchors: [root], at: X509TestPKI.now)
+        #expect(throws: TrustFailure.pathTooLong(depth: 2)) {
+            try validatePath(leaf: leaf, intermediates: [second, first], anchors: [root], at: X509TestPKI.now)
         }
         // One intermediate under the pathLen 0 CA is fine.
         let shortLeaf = try X509TestPKI.leaf("Short", key: leafKey, issuer: first, issuerKey: firstKey)
-        #expect(try X509Certificate.validateChain(leaf: shortLeaf, intermediates: [first], anchors: [root],
+        #expect(try validatePath(leaf: shortLeaf, intermediates: [first], anchors: [root],
                                                   at: X509TestPKI.now).count == 3)
     }
 
     @Test("A maximum number of intermediates below the chain's length fails with pathTooLong")
     func maximumDepth() throws {
         let pki = try X509TestPKI()
-        let failure = #expect(throws: CryptoError.self) {
-            try X509Certificate.validateChain(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [pki.root],
+        let failure = #expect(throws: TrustFailure.self) {
+            try validatePath(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [pki.root],
                                               at: X509TestPKI.now, options: .init(maximumIntermediates: 0))
         }
-        guard case .chainValidationFailed(.pathTooLong) = failure else {
+        guard case .pathTooLong = failure else {
             Issue.record("expected pathTooLong, got \(String(describing: failure))")
             return
         }
-        #expect(try X509Certificate.validateChain(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [pki.root],
+        #expect(try validatePath(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [pki.root],
                                                   at: X509TestPKI.now, options: .init(maximumIntermediates: 1)).count == 3)
     }
 
@@ -270,8 +277,8 @@ struct X509ChainValidationTests {
         let pki = try X509TestPKI()
         let key = try ECPrivateKey.generate(curve: .p256)
         let selfSigned = try X509TestPKI.root("Lonely", key: key)
-        #expect(throws: CryptoError.chainValidationFailed(.unknownAnchor)) {
-            try X509Certificate.validateChain(leaf: selfSigned, anchors: [pki.root], at: X509TestPKI.now)
+        #expect(throws: TrustFailure.unknownAnchor) {
+            try validatePath(leaf: selfSigned, anchors: [pki.root], at: X509TestPKI.now)
         }
     }
 }

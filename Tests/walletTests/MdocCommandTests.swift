@@ -23,10 +23,10 @@ struct MdocCommandTests {
         let now = Date()
         let rootKey = try ECPrivateKey.generate(curve: .p256)
         let dsKey = try ECPrivateKey.generate(curve: .p256)
-        let root = try CertificateBuilder.certificateAuthority(subject: try DistinguishedName([(.commonName, "CLI IACA")]),
+        let root = try CertificateBuilder.iaca(subject: try DistinguishedName([(.commonName, "CLI IACA")]),
                                                                notBefore: now.addingTimeInterval(-86_400),
                                                                notAfter: now.addingTimeInterval(30 * 86_400)).selfSigned(with: .ec(rootKey))
-        let ds = try CertificateBuilder.endEntity(subject: try DistinguishedName([(.commonName, "CLI DS")]),
+        let ds = try CertificateBuilder.mdocDocumentSigner(subject: try DistinguishedName([(.commonName, "CLI DS")]),
                                                   subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER, notBefore: now.addingTimeInterval(-86_400),
                                                   notAfter: now.addingTimeInterval(30 * 86_400)).signed(by: root, key: .ec(rootKey))
         let deviceKey = try ECPrivateKey.generate(curve: .p256)

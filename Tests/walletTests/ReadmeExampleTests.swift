@@ -31,18 +31,18 @@ struct ReadmeExampleTests {
         let clock = ManualClock(Date(timeIntervalSince1970: 1_800_000_000))
         let caKey = try ECPrivateKey.generate(curve: .p256)
         let now = clock.now
-        let iaca = try CertificateBuilder.certificateAuthority(
+        let iaca = try CertificateBuilder.iaca(
             subject: DistinguishedName([(.commonName, "Test IACA"), (.country, "US")]),
-            subjectPublicKeyInfoDER: try caKey.publicKey.spkiDER,
-            notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(86400), pathLength: 0
+            notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(86400)
         ).selfSigned(with: .ec(caKey))
-        let documentSigner = try CertificateBuilder.endEntity(
+        let documentSigner = try CertificateBuilder.mdocDocumentSigner(
             subject: DistinguishedName([(.commonName, "Test DS")]),
             subjectPublicKeyInfoDER: try key.publicKey.spkiDER,
             notBefore: now.addingTimeInterval(-60), notAfter: now.addingTimeInterval(3600)
         ).signed(by: iaca, key: .ec(caKey))
-        let path = try X509ChainValidator(anchors: [iaca]).validate(leaf: documentSigner, at: clock.now)
-        #expect(path == [documentSigner, iaca])
+        let chain = try X509ChainValidator(anchors: [iaca])
+            .validate(leaf: documentSigner, at: clock.now, policy: .mdocDocumentSigner)
+        #expect(chain.path == [documentSigner, iaca])
     }
 
     @Test("the JOSE and COSE example signs through Signer and verifies")

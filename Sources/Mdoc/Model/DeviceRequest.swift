@@ -128,25 +128,28 @@ public struct DocRequest: Sendable, Hashable {
         return CBORSplice.embedded(splice.bytes)
     }
 
-    /// Verifies readerAuth on the holder side: the chain to `trustAnchors` at `time`, then
-    /// the signature over ReaderAuthenticationBytes.
-    /// - Returns: the validated reader certificate path, reader certificate first.
+    /// Verifies readerAuth on the holder side: the chain to `trustAnchors` at `time` under
+    /// `policy` (the ISO 18013-5 reader authentication profile unless the caller asks for
+    /// another), then the signature over ReaderAuthenticationBytes.
+    /// - Returns: the validated reader chain, reader certificate first.
     /// - Throws: `readerAuthenticationMissing`, `untrustedReader`, `readerAuthenticationFailed`.
     @discardableResult
     public func verifyReaderAuthentication(sessionTranscript: SessionTranscript, trustAnchors: [X509Certificate],
-                                           at time: Date) throws(MdocError) -> [X509Certificate] {
+                                           at time: Date, policy: X509TrustPolicy = .mdocReaderAuthentication)
+        throws(MdocError) -> ValidatedChain {
         guard let readerAuth else { throw .readerAuthenticationMissing }
         let payload = Self.readerAuthenticationBytes(sessionTranscript: sessionTranscript, itemsRequest: itemsRequest)
         do {
-            return try readerAuth.verify(trustAnchors: trustAnchors, at: time, detachedPayload: payload)
+            return try readerAuth.verify(trustAnchors: trustAnchors, at: time, policy: policy, detachedPayload: payload)
+        } catch .untrusted(let failure) {
+            throw .untrustedReader(failure)
         } catch {
-            if case .untrustedCertificateChain(let failure) = error { throw .untrustedReader(failure) }
             throw .readerAuthenticationFailed(error)
         }
     }
 
     /// The reader certificate carried in readerAuth (not validated; see
-    /// ``verifyReaderAuthentication(sessionTranscript:trustAnchors:at:)``).
+    /// ``verifyReaderAuthentication(sessionTranscript:trustAnchors:at:policy:)``).
     public var readerCertificate: X509Certificate? {
         (try? readerAuth?.x5chain())?.first
     }

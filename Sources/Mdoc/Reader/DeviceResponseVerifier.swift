@@ -20,8 +20,8 @@ public struct VerifiedDocument: Sendable {
     public let deviceSigned: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])]
     /// The verified MSO.
     public let mobileSecurityObject: MobileSecurityObject
-    /// The validated issuer path, document signer certificate first, anchor last.
-    public let issuerCertificates: [X509Certificate]
+    /// The validated issuer chain: the document signer certificate, up to the IACA anchor.
+    public let issuerChain: ValidatedChain
     /// How the device authenticated.
     public let deviceAuthentication: DeviceAuthKind
     /// Elements the mdoc reported as not returned.
@@ -44,19 +44,26 @@ public struct VerifiedResponse: Sendable {
 }
 
 /// Verifies DeviceResponses on the reader's side (ISO 18013-5 §9.3.1): the issuer
-/// signature and its chain to IACA anchors, every digest, the validity window, docType
-/// consistency, and the device signature or MAC over this session's transcript.
+/// signature and its chain to IACA anchors under the document signer policy (also at the
+/// MSO's signing time), every digest, the validity window, docType consistency, and the
+/// device signature or MAC over this session's transcript.
 public struct DeviceResponseVerifier: Sendable {
     /// The trusted IACA certificates.
     public let trustAnchors: [X509Certificate]
+    /// What the issuerAuth certificate must be trusted for; the verifier adds that it was
+    /// valid when the MSO was signed.
+    public let issuerPolicy: X509TrustPolicy
     /// The session the device authentication must be bound to.
     public let sessionTranscript: SessionTranscript
     /// The reader's ephemeral key, needed for deviceMac.
     public let eReaderKey: (any KeyAgreement)?
 
-    /// A verifier for one session.
-    public init(trustAnchors: [X509Certificate], sessionTranscript: SessionTranscript, eReaderKey: (any KeyAgreement)? = nil) {
+    /// A verifier for one session; `issuerPolicy` is the ISO 18013-5 document signer
+    /// profile under an IACA unless the caller asks for another.
+    public init(trustAnchors: [X509Certificate], sessionTranscript: SessionTranscript, eReaderKey: (any KeyAgreement)? = nil,
+                issuerPolicy: X509TrustPolicy = .mdocDocumentSigner) {
         self.trustAnchors = trustAnchors
+        self.issuerPolicy = issuerPolicy
         self.sessionTranscript = sessionTranscript
         self.eReaderKey = eReaderKey
     }
@@ -76,14 +83,17 @@ public struct DeviceResponseVerifier: Sendable {
     ///   `deviceAuthenticationFailed`.
     public func verify(_ document: Document, at time: Date) async throws(MdocError) -> VerifiedDocument {
         let issuerSigned = document.issuerSigned
-        let path: [X509Certificate]
+        let mso = issuerSigned.mobileSecurityObject
+        // The document signer must have been valid when it signed the MSO, as well as now.
+        let policy = issuerPolicy + X509TrustPolicy([.leafValid(at: mso.validityInfo.signed)])
+        let chain: ValidatedChain
         do {
-            path = try issuerSigned.issuerAuth.verify(trustAnchors: trustAnchors, at: time)
+            chain = try issuerSigned.issuerAuth.verify(trustAnchors: trustAnchors, at: time, policy: policy)
+        } catch .untrusted(let failure) {
+            throw .untrustedIssuer(failure)
         } catch {
-            if case .untrustedCertificateChain(let failure) = error { throw .untrustedIssuer(failure) }
             throw .issuerSignatureInvalid(error)
         }
-        let mso = issuerSigned.mobileSecurityObject
         guard document.docType == mso.docType else { throw .docTypeMismatch(expected: mso.docType, actual: document.docType) }
         guard time >= mso.validityInfo.validFrom else { throw .msoNotYetValid(validFrom: mso.validityInfo.validFrom, at: time) }
         guard time <= mso.validityInfo.validUntil else { throw .msoExpired(validUntil: mso.validityInfo.validUntil, at: time) }
@@ -133,7 +143,7 @@ public struct DeviceResponseVerifier: Sendable {
             kind = .mac
         }
         return VerifiedDocument(docType: document.docType, issuerSigned: elements, deviceSigned: deviceNameSpaces.nameSpaces,
-                                mobileSecurityObject: mso, issuerCertificates: path, deviceAuthentication: kind,
+                                mobileSecurityObject: mso, issuerChain: chain, deviceAuthentication: kind,
                                 errors: document.errors)
     }
 }

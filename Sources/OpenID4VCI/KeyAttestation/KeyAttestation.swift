@@ -61,8 +61,10 @@ public struct KeyAttestation: Sendable, Equatable {
         issuer = claims.issuer
         do {
             certificateChain = try jwt.header.certificateChain() ?? []
+        } catch .untrusted(let failure) {
+            throw .untrusted(failure)
         } catch {
-            throw .untrustedChain(error)
+            throw .malformed(error)
         }
     }
 
@@ -139,12 +141,16 @@ public struct KeyAttestationIssuer: Sendable {
 public struct KeyAttestationVerifier: Sendable {
     /// The wallet-provider roots accepted.
     public let trustAnchors: [X509Certificate]
+    /// What the `x5c` leaf must be trusted for.
+    public let policy: X509TrustPolicy
     /// Leeway for `iat` and `exp`, in seconds.
     public let clockSkew: TimeInterval
 
-    /// A verifier trusting `trustAnchors`.
-    public init(trustAnchors: [X509Certificate], clockSkew: TimeInterval = 60) {
+    /// A verifier trusting `trustAnchors` for certificates that meet `policy` (a signing
+    /// certificate under a CA unless the caller asks for more).
+    public init(trustAnchors: [X509Certificate], policy: X509TrustPolicy = .keyAttestationSigner, clockSkew: TimeInterval = 60) {
         self.trustAnchors = trustAnchors
+        self.policy = policy
         self.clockSkew = clockSkew
     }
 
@@ -156,11 +162,13 @@ public struct KeyAttestationVerifier: Sendable {
         // OpenID4VCI 1.0 Appendix D.1: typ MUST be key-attestation+jwt.
         guard jwt.header.type == KeyAttestation.jwtType else { throw .wrongType(jwt.header.type) }
         do {
-            _ = try jwt.jws.verifyWithCertificateChain(trustAnchors: trustAnchors, at: now)
-        } catch .invalidSignature {
+            try jwt.jws.verifyWithCertificateChain(trustAnchors: trustAnchors, at: now, policy: policy)
+        } catch .untrusted(let failure) {
+            throw .untrusted(failure)
+        } catch .invalidSignature, .malformedSignature, .algorithmKeyMismatch, .wrongCurve {
             throw .invalidSignature
         } catch {
-            throw .untrustedChain(error)
+            throw .malformed(error)
         }
         let attestation = try KeyAttestation(unverified: compact)
         guard attestation.issuedAt.addingTimeInterval(-clockSkew) <= now else {
@@ -186,8 +194,9 @@ public enum KeyAttestationError: Error, Equatable, Sendable {
     case invalidClaim(String)
     /// The header `typ` is not `key-attestation+jwt`.
     case wrongType(String?)
-    /// The `x5c` chain is missing, does not parse, or does not lead to a trust anchor.
-    case untrustedChain(JOSEError)
+    /// The `x5c` chain is absent or unparsable, does not lead to a trust anchor, or its
+    /// leaf is not a key-attestation signing certificate.
+    case untrusted(TrustFailure)
     /// The signature does not verify with the `x5c` leaf key.
     case invalidSignature
     /// `exp` lies in the past (beyond the skew).

@@ -43,6 +43,30 @@ enum CredentialSchema {
         CREATE INDEX instances_by_alias ON credential_instances (key_alias);
         CREATE INDEX instances_by_use ON credential_instances (credential_id, use_count, idx);
         """),
+        // Version 3: the transaction log. Entries outlive the credentials they name (a
+        // deleted credential's history stays until the app deletes it), so there is no
+        // foreign key to credentials; the link table serves the per-credential query.
+        (3, """
+        CREATE TABLE transaction_log (
+            id TEXT PRIMARY KEY NOT NULL,
+            time REAL NOT NULL,
+            kind TEXT NOT NULL,
+            counterparty TEXT NOT NULL,
+            counterparty_name TEXT,
+            trusted INTEGER,
+            credentials TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            failure_reason TEXT,
+            claim_values BLOB
+        );
+        CREATE TABLE transaction_log_credentials (
+            transaction_id TEXT NOT NULL REFERENCES transaction_log(id) ON DELETE CASCADE,
+            credential_id TEXT NOT NULL,
+            PRIMARY KEY (transaction_id, credential_id)
+        );
+        CREATE INDEX transaction_log_by_time ON transaction_log (time);
+        CREATE INDEX transaction_log_credentials_by_credential ON transaction_log_credentials (credential_id);
+        """),
     ]
 
     static var latest: Int { migrations.map(\.version).max() ?? 0 }

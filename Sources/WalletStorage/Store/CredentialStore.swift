@@ -15,9 +15,9 @@ import WalletRuntime
 /// instance goes away, its key aliases are recorded in the same transaction as pending
 /// deletions, so that `purgeSpentKeys()` can finish the job after a crash.
 public actor CredentialStore {
-    private let connection: SQLiteConnection
+    let connection: SQLiteConnection
     private let secureArea: any SecureArea
-    private let wrapping: any KeyWrappingProvider
+    let wrapping: any KeyWrappingProvider
     private let clock: any WalletClock
     /// Aliases whose key is being unwrapped by an in-flight `consumeInstance`.
     private var inFlight: Set<String> = []
