@@ -103,7 +103,7 @@ enum MdocBenchmark {
                      ecdh * 1e3, hkdf * 1e3, seal * 1e3, open * 1e3, sign * 1e3, verify * 1e3, digests * 1e3))
     }
 
-    private struct BenchmarkFailure: Error {}
+
 
     private static func asyncMedian(_ iterations: Int, _ body: () async throws -> Void) async throws -> Double {
         var samples: [Double] = []

@@ -12,8 +12,9 @@ public enum IssuerKeySource: Sendable {
     /// names the credential's `iss` (SD-JWT VC §3.5).
     case certificateChain(trustAnchors: [X509Certificate], policy: X509TrustPolicy = .signingCertificate)
     /// A resolver the application supplies, given the header and the (unverified) payload;
-    /// e.g. a lookup in JWT VC issuer metadata by `iss` and `kid`.
-    case resolver(@Sendable (JOSEHeader, JWTClaims) throws -> JWK)
+    /// e.g. a lookup in JWT VC issuer metadata by `iss` and `kid`. It returns nil when it
+    /// has no key, which is `issuerKeyUnavailable` with the header's `kid`.
+    case resolver(@Sendable (JOSEHeader, JWTClaims) -> JWK?)
 }
 
 /// The credential profile to check beyond RFC 9901.
@@ -119,18 +120,18 @@ public struct SDJWTVerifier: Sendable {
         do {
             holderKey = try payload.confirmationKey()
         } catch {
-            throw .invalidHolderKey(error)
+            throw .keyBinding(.invalidHolderKey(error))
         }
         if let keyBinding = sdJWT.keyBindingJWT {
-            guard let holderKey else { throw .missingHolderKey }
+            guard let holderKey else { throw .keyBinding(.missingHolderKey) }
             if let expectation = options.keyBinding {
                 try expectation.check(keyBinding, of: sdJWT, holderKey: holderKey, now: options.now, clockSkew: options.clockSkew)
             } else {
                 try KeyBindingExpectation.checkBinding(keyBinding, of: sdJWT, holderKey: holderKey)
             }
         } else if options.keyBinding != nil {
-            guard holderKey != nil else { throw .missingHolderKey }
-            throw .missingKeyBinding
+            guard holderKey != nil else { throw .keyBinding(.missingHolderKey) }
+            throw .keyBinding(.missing)
         }
         return VerifiedSDJWT(sdJWT: sdJWT, claims: processed.claims, issuerKey: issuerKey, certificateChain: chain,
                              holderKey: holderKey, keyBinding: sdJWT.keyBindingJWT?.claims)
@@ -160,12 +161,7 @@ public struct SDJWTVerifier: Sendable {
                 throw .invalidIssuerSignature(error)
             }
         case .resolver(let resolve):
-            let key: JWK
-            do {
-                key = try resolve(jwt.header, jwt.claims)
-            } catch {
-                throw .issuerKeyUnavailable(String(describing: error))
-            }
+            guard let key = resolve(jwt.header, jwt.claims) else { throw .issuerKeyUnavailable(keyID: jwt.header.keyID) }
             do {
                 try jwt.jws.verify(with: key)
             } catch {
@@ -179,11 +175,11 @@ public struct SDJWTVerifier: Sendable {
         let now = options.now, skew = options.clockSkew
         if options.profile == .sdJWTVC {
             for name in Self.alwaysVisibleClaims where processed[name] != nil && payload[name] == nil {
-                throw .invalidClaim("\(name) must not be selectively disclosed")
+                throw .invalidClaim(.selectivelyDisclosed(name))
             }
             guard let vct = payload["vct"] else { throw .missingClaim("vct") }
-            guard let type = vct.stringValue else { throw .invalidClaim("vct is not a string") }
-            if let accepted = options.acceptedTypes, !accepted.contains(type) { throw .invalidClaim("vct \(type) not accepted") }
+            guard let type = vct.stringValue else { throw .invalidClaim(.wrongType("vct")) }
+            if let accepted = options.acceptedTypes, !accepted.contains(type) { throw .invalidClaim(.typeNotAccepted(type)) }
         }
         if let exp = payload.expiration, exp.addingTimeInterval(skew) <= now { throw .expired(exp: exp, now: now) }
         if let nbf = payload.notBefore, nbf.addingTimeInterval(-skew) > now { throw .notYetValid(nbf: nbf, now: now) }
