@@ -220,7 +220,7 @@ struct NegativeTests {
         #expect(throws: MdocError.self) { _ = try SessionEstablishment(encoded: [0xa1, 0x61]) }
         do { _ = try DeviceRequest(encoded: [0x83, 0x01]) } catch { #expect(error.sessionStatus == .cborDecodingError) }
         do { _ = try DeviceResponse(encoded: CBOR.map(CBORMap([("version", "1.0")])).encoded()) } catch {
-            #expect(error == .malformed("DeviceResponse has no status"))
+            #expect(error == .malformed(MdocMalformation("DeviceResponse", .missingMember("status"))))
             #expect(error.sessionStatus == .cborDecodingError)
         }
         let keys = SessionKeys(skReader: SymmetricKey(bytes: Array(repeating: 5, count: 32)), skDevice: SymmetricKey(bytes: Array(repeating: 6, count: 32)))

@@ -35,7 +35,8 @@ public struct DeviceResponseBuilder: Sendable {
     ///   - deviceNameSpaces: elements the device signs itself; each must be covered by the
     ///     MSO's keyAuthorizations.
     /// - Throws: `docTypeMismatch`, `notAuthorizedByKeyAuthorizations`, `deviceKeyMismatch`,
-    ///   `cose`, `crypto`, `keyOperationFailed`.
+    ///   `keyOperation` (the signer's or key agreement's own failure, such as a cancelled
+    ///   prompt, unchanged), `cose`, `crypto`.
     public mutating func addDocument(_ credential: IssuerSigned, for request: ItemsRequest,
                                      consented: [String: Set<String>]? = nil,
                                      deviceNameSpaces: DeviceNameSpaces = .empty,
@@ -77,6 +78,8 @@ public struct DeviceResponseBuilder: Sendable {
             guard signer.publicKey == deviceKey else { throw .deviceKeyMismatch }
             do {
                 deviceAuth = .signature(try await COSESign1.sign(payload: payload, detached: true, tagged: false, signer: signer))
+            } catch .keyOperation(let failure) {
+                throw .keyOperation(failure)
             } catch {
                 throw .cose(error)
             }

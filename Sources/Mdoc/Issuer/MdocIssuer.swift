@@ -24,7 +24,7 @@ public struct MdocIssuer: Sendable {
     ///   - nameSpaces: the elements by namespace, in presentation order.
     ///   - deviceKey: the holder's device public key (goes into deviceKeyInfo).
     ///   - keyAuthorizations: what the device key may sign in DeviceSigned.
-    /// - Throws: `cose` (a signer's failure arrives as `.cose(.keyOperation(_))`), `crypto`.
+    /// - Throws: `keyOperation` (the signer's own failure, unchanged), `cose`, `crypto`.
     public func issue(docType: String, nameSpaces: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])],
                       deviceKey: COSEKey, validity: ValidityInfo, keyAuthorizations: KeyAuthorizations? = nil,
                       digestAlgorithm: HashAlgorithm = .sha256) async throws(MdocError) -> IssuerSigned {
@@ -56,6 +56,8 @@ public struct MdocIssuer: Sendable {
             issuerAuth = try await COSESign1.sign(payload: CBORSplice.embedded(mso.encodedBytes),
                                                   unprotected: COSEHeaderMap([(.x5chain, x5chain)]), tagged: false,
                                                   signer: signer)
+        } catch .keyOperation(let failure) {
+            throw .keyOperation(failure)
         } catch {
             throw .cose(error)
         }

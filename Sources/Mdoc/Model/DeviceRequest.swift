@@ -43,7 +43,7 @@ public struct ItemsRequest: Sendable, Hashable {
         }
         nameSpaces = spaces
         if let info = item["requestInfo"] {
-            guard let map = info.value.mapValue else { throw .malformed("requestInfo is not a map") }
+            guard let map = info.value.mapValue else { throw .malformed("requestInfo", .wrongType(expected: .map)) }
             requestInfo = map
         } else {
             requestInfo = nil

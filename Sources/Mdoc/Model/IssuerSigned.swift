@@ -41,7 +41,7 @@ public struct IssuerSigned: Sendable, Hashable {
     }
 
     static func mso(of issuerAuth: COSESign1) throws(MdocError) -> MobileSecurityObject {
-        guard let payload = issuerAuth.payload else { throw .malformed("issuerAuth has no payload") }
+        guard let payload = issuerAuth.payload else { throw .malformed("issuerAuth", .missingMember("payload")) }
         let tagged = try MdocDecoding.item(payload)
         return try MobileSecurityObject(item: try MdocDecoding.embedded(tagged, "MobileSecurityObjectBytes"))
     }

@@ -95,6 +95,6 @@ public struct SessionData: Sendable, Hashable {
         _ = try item.requiredMap("SessionData")
         data = try item["data"].map { item throws(MdocError) in try item.bytes("SessionData data") }
         status = try item["status"].map { item throws(MdocError) in Status(rawValue: try item.unsigned("SessionData status")) }
-        guard data != nil || status != nil else { throw .malformed("SessionData has neither data nor status") }
+        guard data != nil || status != nil else { throw .malformed("SessionData", .ruleViolated) }
     }
 }
