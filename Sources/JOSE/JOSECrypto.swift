@@ -11,14 +11,14 @@ enum JOSECrypto {
     }
 
     static func ecPublicKey(x: [UInt8], y: [UInt8], curve: ECCurve) throws(JOSEError) -> ECPublicKey {
-        do { return try ECPublicKey(x: x, y: y, curve: curve) } catch { throw .invalidKey("EC point is not on \(curve.rawValue)") }
+        do { return try ECPublicKey(x: x, y: y, curve: curve) } catch { throw .invalidKey(.invalidPublicKey) }
     }
 
     static func ecPrivateKey(d: [UInt8], curve: ECCurve) throws(JOSEError) -> ECPrivateKey {
         do {
             return try ECPrivateKey(d: d, curve: curve)
         } catch {
-            throw .invalidKey("d is not a valid \(curve.rawValue) private scalar")
+            throw .invalidKey(.invalidPrivateKey)
         }
     }
 
@@ -31,11 +31,11 @@ enum JOSECrypto {
     }
 
     static func ed25519PublicKey(_ raw: [UInt8]) throws(JOSEError) -> Ed25519PublicKey {
-        do { return try Ed25519PublicKey(rawRepresentation: raw) } catch { throw .invalidKey("not an Ed25519 public key") }
+        do { return try Ed25519PublicKey(rawRepresentation: raw) } catch { throw .invalidKey(.invalidPublicKey) }
     }
 
     static func ed25519PrivateKey(_ raw: [UInt8]) throws(JOSEError) -> Ed25519PrivateKey {
-        do { return try Ed25519PrivateKey(rawRepresentation: raw) } catch { throw .invalidKey("not an Ed25519 private key") }
+        do { return try Ed25519PrivateKey(rawRepresentation: raw) } catch { throw .invalidKey(.invalidPrivateKey) }
     }
 
     static func rawBytes(of key: Ed25519PublicKey) -> [UInt8] { key.rawRepresentation }

@@ -25,26 +25,26 @@ public struct JWS: Sendable, Equatable {
     /// and the given bytes are used in its place.
     public init(compact: String, detachedPayload: [UInt8]? = nil) throws(JOSEError) {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw .malformed("a compact JWS has 3 parts, found \(parts.count)") }
+        guard parts.count == 3 else { throw .malformed(.partCount(expected: 3, actual: parts.count)) }
         let header = try JOSEHeader(encoded: parts[0])
-        guard let alg = header.algorithm else { throw .malformed("header has no alg") }
+        guard let alg = header.algorithm else { throw .malformed(.missingHeader("alg")) }
         self.algorithm = try JWSAlgorithm(header: alg)
         self.header = header
         if let detachedPayload {
-            guard parts[1].isEmpty else { throw .malformed("a detached JWS has an empty payload part") }
+            guard parts[1].isEmpty else { throw .malformed(.partNotEmpty(.payload)) }
             self.encodedPayload = Base64URL.encode(detachedPayload)
             self.payload = detachedPayload
             self.isPayloadDetached = true
         } else {
             guard let payload = Base64URL.decodeStrict(parts[1]) else {
-                throw .malformed("payload is not base64url")
+                throw .malformed(.notBase64URL(.payload))
             }
             self.encodedPayload = String(parts[1])
             self.payload = payload
             self.isPayloadDetached = false
         }
         guard let signature = Base64URL.decodeStrict(parts[2]) else {
-            throw .malformed("signature is not base64url")
+            throw .malformed(.notBase64URL(.signature))
         }
         self.signature = signature
     }
@@ -113,7 +113,7 @@ public struct JWS: Sendable, Equatable {
         payload: [UInt8], hmacKey: SymmetricKey, type: String? = nil, keyID: String? = nil,
         critical: [String]? = nil, additionalHeaders: JSONObject = [:]
     ) throws(JOSEError) -> JWS {
-        guard hmacKey.byteCount > 0 else { throw .invalidKey("empty HMAC key") }
+        guard hmacKey.byteCount > 0 else { throw .invalidKey(.emptySymmetricKey) }
         let header = try JOSEHeader(members: try headerMembers(
             algorithm: .hs256, type: type, keyID: keyID, jwk: nil, x5c: nil, critical: critical,
             additional: additionalHeaders))
@@ -145,7 +145,7 @@ public struct JWS: Sendable, Equatable {
     public func verify(hmacKey: SymmetricKey, understoodCriticalHeaders: Set<String> = []) throws(JOSEError) {
         try header.checkCritical(understood: understoodCriticalHeaders)
         guard algorithm == .hs256 else { throw .algorithmKeyMismatch(algorithm: algorithm.rawValue, keyType: "oct") }
-        guard hmacKey.byteCount > 0 else { throw .invalidKey("empty HMAC key") }
+        guard hmacKey.byteCount > 0 else { throw .invalidKey(.emptySymmetricKey) }
         try checkSignatureLength()
         let expected = try JOSECrypto.hmacSHA256(signingInput, key: hmacKey)
         guard ConstantTime.equals(expected, signature) else { throw .invalidSignature }
@@ -167,7 +167,7 @@ public struct JWS: Sendable, Equatable {
     /// Verifies with the key the header's own `jwk` carries (DPoP proofs, OpenID4VCI
     /// key proofs) and returns that key, so the caller can bind it (e.g. by thumbprint).
     public func verifyWithEmbeddedJWK(understoodCriticalHeaders: Set<String> = []) throws(JOSEError) -> JWK {
-        guard let jwk = try header.jwk() else { throw .invalidKey("header has no jwk") }
+        guard let jwk = try header.jwk() else { throw .invalidKey(.missingHeaderKey) }
         try verify(with: try jwk.publicKey(), understoodCriticalHeaders: understoodCriticalHeaders)
         return jwk
     }

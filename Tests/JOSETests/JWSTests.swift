@@ -112,10 +112,10 @@ struct JWSTests {
     func malformedCrit() {
         let tail = "." + Base64URL.encode([1]) + "." + Base64URL.encode(Array(repeating: 0, count: 64))
         let cases = [
-            (#"{"alg":"ES256","crit":[]}"#, "crit is empty"),
-            (#"{"alg":"ES256","crit":["alg"]}"#, "crit lists the registered parameter alg"),
-            (#"{"alg":"ES256","crit":["x"]}"#, "crit lists x, which is absent"),
-            (#"{"alg":"ES256","crit":"x","x":1}"#, "crit is not an array of strings"),
+            (#"{"alg":"ES256","crit":[]}"#, CriticalHeaderFailure.empty),
+            (#"{"alg":"ES256","crit":["alg"]}"#, .registeredParameter("alg")),
+            (#"{"alg":"ES256","crit":["x"]}"#, .absentParameter("x")),
+            (#"{"alg":"ES256","crit":"x","x":1}"#, .notStringArray),
         ]
         for (header, reason) in cases {
             #expect(throws: JOSEError.invalidCriticalHeader(reason)) {
@@ -192,7 +192,7 @@ struct JWSTests {
                 }
             }
         }
-        #expect(throws: JOSEError.unsupportedAlgorithm("RS256")) {
+        #expect(throws: JOSEError.unsupportedAlgorithm(.alg, value: "RS256")) {
             try JWS(compact: Base64URL.encode(Array(#"{"alg":"RS256"}"#.utf8)) + ".e30.AA")
         }
     }
