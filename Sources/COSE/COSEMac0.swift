@@ -128,7 +128,7 @@ public struct COSEMac0: Hashable, Sendable {
     /// HMAC over `structure`, truncated to the algorithm's tag length.
     static func computeTag(_ structure: [UInt8], key: SymmetricKey, algorithm: COSEAlgorithm) throws(COSEError) -> [UInt8] {
         guard let hash = algorithm.macHash, let length = algorithm.macTagLength else { throw .algorithmKeyMismatch }
-        guard key.byteCount > 0 else { throw .invalidKey("empty MAC key") }
+        guard key.byteCount > 0 else { throw .invalidKey(.emptySymmetricKey) }
         let full: [UInt8]
         do {
             full = try HMAC.authenticationCode(for: structure, key: key, algorithm: hash)

@@ -28,7 +28,7 @@ struct COSEMac0Tests {
         var other = Self.keyBytes
         other[0] ^= 1
         #expect(throws: COSEError.invalidMAC) { try message.verify(key: SymmetricKey(bytes: other)) }
-        #expect(throws: COSEError.invalidKey("empty MAC key")) { try message.verify(key: SymmetricKey(bytes: [])) }
+        #expect(throws: COSEError.invalidKey(.emptySymmetricKey)) { try message.verify(key: SymmetricKey(bytes: [])) }
     }
 
     @Test("a detached payload (DeviceMac) is sent as nil and verified when supplied")

@@ -42,7 +42,7 @@ public struct EngagementSecurity: Sendable, Hashable {
     public func ecPublicKey() throws(MdocError) -> ECPublicKey {
         let key: PublicKey
         do { key = try eDeviceKey.publicKey() } catch { throw .cose(error) }
-        guard case .ec(let ecKey) = key else { throw .cose(.invalidKey("EDeviceKey is not an EC key")) }
+        guard case .ec(let ecKey) = key else { throw .cose(.invalidKey(.wrongKeyType(expected: .ec2))) }
         return ecKey
     }
 

@@ -45,7 +45,7 @@ public struct SessionEstablishment: Sendable, Hashable {
     public func eReaderPublicKey() throws(MdocError) -> ECPublicKey {
         let key: PublicKey
         do { key = try eReaderKey.publicKey() } catch { throw .cose(error) }
-        guard case .ec(let ecKey) = key else { throw .cose(.invalidKey("EReaderKey is not an EC key")) }
+        guard case .ec(let ecKey) = key else { throw .cose(.invalidKey(.wrongKeyType(expected: .ec2))) }
         return ecKey
     }
 }
