@@ -37,7 +37,7 @@ struct SoftwareSecureAreaTests {
         let ours = try await agreement.sharedSecret(with: peer.publicKey)
         #expect(ours == (try peer.sharedSecret(with: agreement.publicKey)))
         _ = try await area.createKey(alias: "ed", options: KeyCreationOptions(algorithm: .ed25519))
-        await #expect(throws: StorageError.unsupportedKeyOperation(alias: "ed", operation: "key agreement")) {
+        await #expect(throws: StorageError.unsupportedKeyOperation(alias: "ed", operation: .keyAgreement)) {
             _ = try await area.keyAgreement(for: "ed")
         }
     }
@@ -67,10 +67,10 @@ struct SoftwareSecureAreaTests {
             let signature = try await area.signer(for: info.alias).sign([7])
             #expect(info.publicKey.verify(signature: signature, for: [7], algorithm: .es256))
         }
-        await #expect(throws: StorageError.invalidAlias("a batch has at least one key")) {
+        await #expect(throws: StorageError.invalidBatchSize(0)) {
             _ = try await area.createKeys(count: 0, aliasPrefix: "none", options: KeyCreationOptions())
         }
-        await #expect(throws: StorageError.unsupportedKeyProtection("the software area has no platform user authentication; use a passphrase")) {
+        await #expect(throws: StorageError.unsupportedKeyProtection(.userAuthentication)) {
             _ = try await area.createKeys(count: 2, aliasPrefix: "ua", options: KeyCreationOptions(protection: .userAuthentication(validity: nil)))
         }
         #expect(try await area.listKeys().count == 5)
@@ -119,8 +119,8 @@ struct SoftwareSecureAreaTests {
         try connection.run("UPDATE secure_area_keys SET wrapped_key = ? WHERE alias = 'one'", [.blob(flipped)])
         connection.close()
         let reopened = try SoftwareSecureArea(location: .file(url), wrapping: wrapping)
-        await #expect(throws: StorageError.unwrapFailed(what: "test secret")) { _ = try await reopened.signer(for: "two") }
-        await #expect(throws: StorageError.unwrapFailed(what: "test secret")) { _ = try await reopened.signer(for: "one") }
+        await #expect(throws: StorageError.unwrapFailed) { _ = try await reopened.signer(for: "two") }
+        await #expect(throws: StorageError.unwrapFailed) { _ = try await reopened.signer(for: "one") }
     }
 
     @Test("the key file is created 0600 and a group-readable key file is refused")
@@ -136,9 +136,9 @@ struct SoftwareSecureAreaTests {
         let again = try KeyFileWrappingProvider(nextTo: database)
         let wrapped = try provider.wrap([9, 9, 9], aad: [1])
         #expect(try again.unwrap(wrapped, aad: [1]) == [9, 9, 9])
-        #expect(throws: StorageError.unwrapFailed(what: "wrapped secret")) { try again.unwrap(wrapped, aad: [2]) }
+        #expect(throws: StorageError.unwrapFailed) { try again.unwrap(wrapped, aad: [2]) }
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: provider.fileURL.path)
-        #expect(throws: StorageError.keyFile(path: provider.fileURL.path, reason: "readable or writable by group or others")) {
+        #expect(throws: StorageError.keyFile(path: provider.fileURL.path, problem: .accessibleByOthers)) {
             _ = try KeyFileWrappingProvider(nextTo: database)
         }
     }
@@ -153,7 +153,7 @@ struct SoftwareSecureAreaTests {
         let same = try PassphraseWrappingProvider(passphrase: "open sesame", nextTo: database, parameters: testScrypt)
         #expect(try same.unwrap(wrapped, aad: []) == [1, 2, 3])
         let other = try PassphraseWrappingProvider(passphrase: "open sesame!", nextTo: database, parameters: testScrypt)
-        #expect(throws: StorageError.unwrapFailed(what: "wrapped secret")) { try other.unwrap(wrapped, aad: []) }
+        #expect(throws: StorageError.unwrapFailed) { try other.unwrap(wrapped, aad: []) }
     }
 
     @Test("scrypt matches the RFC 7914 §12 test vector (password, NaCl, N=1024, r=8, p=16)")

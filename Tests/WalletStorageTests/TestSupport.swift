@@ -21,7 +21,7 @@ struct FixedKeyWrappingProvider: KeyWrappingProvider {
 
     func wrap(_ plaintext: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] { try wrapper.wrap(plaintext, aad: aad) }
     func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
-        try wrapper.unwrap(wrapped, aad: aad, what: "test secret")
+        try wrapper.unwrap(wrapped, aad: aad)
     }
 }
 

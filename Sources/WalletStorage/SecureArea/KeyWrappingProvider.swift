@@ -26,17 +26,17 @@ struct AESKeyWrapper: Sendable {
         return [Self.formatVersion] + box.nonce + box.ciphertext + box.tag
     }
 
-    func unwrap(_ wrapped: [UInt8], aad: [UInt8], what: String) throws(StorageError) -> [UInt8] {
+    func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
         let nonceCount = AESGCM.defaultNonceByteCount
         guard wrapped.count >= 1 + nonceCount + AESGCM.tagByteCount, wrapped.first == Self.formatVersion else {
-            throw .unwrapFailed(what: what)
+            throw .unwrapFailed
         }
         let nonce = Array(wrapped[1..<(1 + nonceCount)])
         let combined = Array(wrapped[(1 + nonceCount)...])
         do {
             return try AESGCM.open(combined: combined, key: key, nonce: nonce, aad: aad)
         } catch {
-            throw .unwrapFailed(what: what)
+            throw .unwrapFailed
         }
     }
 }
@@ -75,7 +75,7 @@ public struct KeyFileWrappingProvider: KeyWrappingProvider {
 
     /// Opens what `wrap` produced under the same key file.
     public func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
-        try wrapper.unwrap(wrapped, aad: aad, what: "wrapped secret")
+        try wrapper.unwrap(wrapped, aad: aad)
     }
 }
 
@@ -111,7 +111,7 @@ public struct PassphraseWrappingProvider: KeyWrappingProvider {
 
     /// Opens what `wrap` produced; a wrong passphrase throws `unwrapFailed`.
     public func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
-        try wrapper.unwrap(wrapped, aad: aad, what: "wrapped secret")
+        try wrapper.unwrap(wrapped, aad: aad)
     }
 }
 
@@ -132,6 +132,6 @@ public struct EphemeralWrappingProvider: KeyWrappingProvider {
 
     /// Opens what `wrap` produced.
     public func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
-        try wrapper.unwrap(wrapped, aad: aad, what: "wrapped secret")
+        try wrapper.unwrap(wrapped, aad: aad)
     }
 }

@@ -45,6 +45,25 @@ public enum KeyProtection: Sendable, Equatable, CustomStringConvertible {
     /// support it; the software area refuses it with `unsupportedKeyProtection`.
     case userAuthentication(validity: Duration?)
 
+    /// A kind of protection, without its parameters (never a passphrase).
+    public enum Kind: String, Hashable, Sendable {
+        /// ``KeyProtection/none``.
+        case none
+        /// ``KeyProtection/passphrase(_:)``.
+        case passphrase
+        /// ``KeyProtection/userAuthentication(validity:)``.
+        case userAuthentication
+    }
+
+    /// The kind of this protection.
+    public var kind: Kind {
+        switch self {
+        case .none: .none
+        case .passphrase: .passphrase
+        case .userAuthentication: .userAuthentication
+        }
+    }
+
     /// The kind of protection, never the passphrase.
     public var description: String {
         switch self {
@@ -159,7 +178,7 @@ extension SecureArea {
     /// Creates keys one by one with random aliases, deleting what was created when one
     /// fails. Areas that can create keys in one transaction implement it themselves.
     public func createKeys(count: Int, aliasPrefix: String, options: KeyCreationOptions) async throws(StorageError) -> [KeyInfo] {
-        guard count > 0 else { throw .invalidAlias("a batch has at least one key") }
+        guard count > 0 else { throw .invalidBatchSize(count) }
         var created: [KeyInfo] = []
         do {
             for _ in 0..<count {
