@@ -4,10 +4,11 @@ import PackageDescription
 // The wallet SDK (see ../shared/DESIGN.md for the layers). Layer 0: system
 // libraries, CBOR, crypto over OpenSSL 3 with X.509, the runtime seams; layer 1:
 // JOSE and COSE; layer 2: SD-JWT VC, mdoc, storage; layer 3: the protocols (OpenID4VCI,
-// mdoc proximity). Higher layers are added
+// mdoc proximity) and the reference parties (test peers). Higher layers are added
 // module by module as they gain code.
 let package = Package(
     name: "WalletSDK",
+    defaultLocalization: "en",
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "WalletEncoding", targets: ["WalletEncoding"]),
@@ -21,6 +22,7 @@ let package = Package(
         .library(name: "WalletStorage", targets: ["WalletStorage"]),
         .library(name: "MdocProximity", targets: ["MdocProximity"]),
         .library(name: "OpenID4VCI", targets: ["OpenID4VCI"]),
+        .library(name: "ReferenceParties", targets: ["ReferenceParties"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
     ],
@@ -43,7 +45,11 @@ let package = Package(
         .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "WalletStorage", dependencies: ["CSQLite", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "OpenID4VCI", dependencies: ["JOSE", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
-        .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+        .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"],
+                resources: [.process("Resources")]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
+        .target(name: "ReferenceParties", dependencies: ["CMicroHTTPD", "JOSE", "SDJWT", "Mdoc", "COSE", "CBOR", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
         .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
                                                          "OpenID4VCI", "WalletCrypto", "WalletRuntime"]),
@@ -64,6 +70,7 @@ let package = Package(
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "JOSE", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],
     swiftLanguageModes: [.v6]

@@ -33,6 +33,8 @@ let package = Package(
         .executableTarget(name: "FuzzKeyAttestation", dependencies: [.product(name: "OpenID4VCI", package: "WalletSDK"),
                                                                      .product(name: "WalletCrypto", package: "WalletSDK")],
                           path: "Targets/FuzzKeyAttestation"),
+        .executableTarget(name: "FuzzFormURLEncoding", dependencies: [.product(name: "WalletEncoding", package: "WalletSDK")],
+                          path: "Targets/FuzzFormURLEncoding"),
         .executableTarget(name: "FuzzProximityCodecs", dependencies: [.product(name: "MdocProximity", package: "WalletSDK")],
                           path: "Targets/FuzzProximityCodecs"),
     ],

@@ -52,18 +52,18 @@ enum MdocBenchmark {
         // Holder: keys, build, encrypt.
         var encrypted: [UInt8] = []
         let holder = try await asyncMedian(iterations) {
-            let session = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey), peerPublicKey: eReaderKey.publicKey,
+            var session = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey), peerPublicKey: eReaderKey.publicKey,
                                                       sessionTranscript: transcript)
             let response = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
                                                                    authentication: { _ in .signature(deviceSigner) })
-            encrypted = try await session.encrypt(response.encodedBytes)
+            encrypted = try session.encrypt(response.encodedBytes)
         }
         // Reader: keys, decrypt, verify.
         let verifier = DeviceResponseVerifier(trustAnchors: [iaca], sessionTranscript: transcript)
         let reader = try await asyncMedian(iterations) {
-            let session = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(eReaderKey), peerPublicKey: eDeviceKey.publicKey,
+            var session = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(eReaderKey), peerPublicKey: eDeviceKey.publicKey,
                                                       sessionTranscript: transcript)
-            let plaintext = try await session.decrypt(encrypted)
+            let plaintext = try session.decrypt(encrypted)
             let verified = try await verifier.verify(try DeviceResponse(encoded: plaintext), at: now)
             guard verified.documents.first?.issuerSigned.first?.elements.count == 12 else { throw BenchmarkFailure() }
         }

@@ -1,5 +1,5 @@
 /// Hexadecimal text, lower case on output, either case on input: the SDK's one
-/// home for hex (test vectors, CLI input and output, diagnostics).
+/// home for hex (test vectors, CLI input and output, diagnostics, percent-escapes).
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
@@ -24,13 +24,7 @@ public enum Hex {
         out.reserveCapacity(digits.utf8.count / 2)
         var high: UInt8?
         for character in digits.utf8 {
-            let value: UInt8
-            switch character {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = character - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = character - UInt8(ascii: "A") + 10
-            default: return nil
-            }
+            guard let value = digitValue(character) else { return nil }
             if let pending = high {
                 out.append(pending << 4 | value)
                 high = nil
@@ -39,5 +33,15 @@ public enum Hex {
             }
         }
         return out
+    }
+
+    /// The value of one hex digit (either case), or nil. Also used by percent-decoding.
+    package static func digitValue(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
+        default: return nil
+        }
     }
 }

@@ -9,17 +9,26 @@ import FoundationNetworking
 /// Cookies and caches are off: the protocols the SDK speaks carry their state in
 /// tokens, and a wallet must not leak one verifier's cookies to another. Redirects
 /// are not followed, so a driver sees every 3xx (OpenID4VP and OpenID4VCI handle
-/// them explicitly).
+/// them explicitly). Plain `http` is refused unless allowed, and then only to loopback
+/// hosts.
+///
+/// On Linux, FoundationNetworking cannot resend a request body: when a reused
+/// keep-alive connection closes without an answer, libcurl retries the request on a
+/// fresh connection, and for a POST that retry goes out without its body and waits for
+/// the timeout. Only the short race of a server closing an idle connection as it is
+/// reused exposes this; `LoopbackHTTPServer` closes its connections after every answer.
 public final class URLSessionHTTPClient: HTTPClient {
     private let session: URLSession
     private let maxResponseBytes: Int
-    private let allowedSchemes: Set<String>
+    private let allowInsecureHTTP: Bool
 
     /// Creates a client.
     /// - Parameters:
     ///   - maxResponseBytes: a larger body fails with ``HTTPError/responseTooLarge(limit:)``
     ///     (checked once the body has arrived; the request timeout bounds the transfer itself).
-    ///   - allowInsecureHTTP: allow `http` as well as `https` (loopback tests and local reference parties).
+    ///   - allowInsecureHTTP: allow `http` as well as `https`, to loopback hosts only
+    ///     (`localhost`, `127.0.0.0/8`, `::1`): local reference parties and tests. `http`
+    ///     to any other host still fails with ``HTTPError/unsupportedScheme(_:)``.
     public init(maxResponseBytes: Int = 4 * 1024 * 1024, allowInsecureHTTP: Bool = false) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpCookieStorage = nil
@@ -28,7 +37,7 @@ public final class URLSessionHTTPClient: HTTPClient {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         self.session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
         self.maxResponseBytes = maxResponseBytes
-        self.allowedSchemes = allowInsecureHTTP ? ["https", "http"] : ["https"]
+        self.allowInsecureHTTP = allowInsecureHTTP
     }
 
     deinit { session.finishTasksAndInvalidate() }
@@ -36,7 +45,9 @@ public final class URLSessionHTTPClient: HTTPClient {
     /// Sends the request with `URLSession`, enforcing its timeout and the size limit.
     public func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
         let scheme = request.url.scheme?.lowercased() ?? ""
-        guard allowedSchemes.contains(scheme) else { throw .unsupportedScheme(scheme) }
+        guard scheme == "https" || (scheme == "http" && allowInsecureHTTP && LoopbackHost.contains(request.url)) else {
+            throw .unsupportedScheme(scheme)
+        }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
         urlRequest.timeoutInterval = max(0.001, request.timeout.timeInterval)

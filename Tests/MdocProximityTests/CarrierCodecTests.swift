@@ -107,7 +107,7 @@ struct CarrierCodecTests {
         #expect(throws: ProximityError.malformedFrame(.lengthMismatch(declared: 300, actual: 2))) {
             try CommandAPDU(encoded: [0, 0xC3, 0, 0, 0, 0x01, 0x2c, 1, 2])
         }
-        #expect(throws: ProximityError.malformedFrame(.invalidHeader("extended Lc of 0"))) {
+        #expect(throws: ProximityError.malformedFrame(.zeroExtendedLc)) {
             try CommandAPDU(encoded: [0, 0xC3, 0, 0, 0, 0, 0, 1])
         }
         #expect(throws: ProximityError.messageTooLarge(size: 65_536, limit: 65_535)) {
@@ -155,11 +155,11 @@ struct CarrierCodecTests {
 
     @Test("malformed NFC data objects and statuses give typed errors")
     func nfcMalformed() throws {
-        #expect(throws: ProximityError.malformedFrame(.invalidHeader("tag 0x54"))) { try NFCDataTransfer.unwrap([0x54, 0]) }
+        #expect(throws: ProximityError.malformedFrame(.invalidTag(0x54))) { try NFCDataTransfer.unwrap([0x54, 0]) }
         #expect(throws: ProximityError.malformedFrame(.lengthMismatch(declared: 3, actual: 2))) {
             try NFCDataTransfer.unwrap([0x53, 3, 1, 2])
         }
-        #expect(throws: ProximityError.malformedFrame(.invalidHeader("BER length byte 0x84"))) {
+        #expect(throws: ProximityError.malformedFrame(.invalidBERLength(0x84))) {
             try NFCDataTransfer.unwrap([0x53, 0x84, 0, 0, 0, 1, 0])
         }
         #expect(throws: ProximityError.malformedFrame(.declaredLengthTooLarge(declared: 0x10000, limit: 10))) {
@@ -169,13 +169,13 @@ struct CarrierCodecTests {
             try NFCDataTransfer.wrap(Self.bytes(0x1000000))
         }
         var mdoc = NFCEnvelopeAssembler()
-        #expect(throws: ProximityError.malformedFrame(.invalidHeader("ENVELOPE P1-P2"))) {
+        #expect(throws: ProximityError.malformedFrame(.invalidParameters(p1: 1, p2: 0))) {
             try mdoc.handle(CommandAPDU(ins: 0xC3, p1: 1, data: [0x53, 0]))
         }
         #expect(try mdoc.handle(CommandAPDU(ins: 0xA4)) == .reply(ResponseAPDU(statusWord: 0x6D00)))
         #expect(try mdoc.handle(CommandAPDU(ins: 0xC0, le: 10)) == .reply(ResponseAPDU(statusWord: 0x6985)))
         var reader = NFCResponseAssembler()
-        #expect(throws: ProximityError.malformedFrame(.invalidHeader("status word 6A82"))) {
+        #expect(throws: ProximityError.malformedFrame(.unexpectedStatus(0x6A82))) {
             try reader.handle(ResponseAPDU(statusWord: 0x6A82))
         }
     }

@@ -7,16 +7,16 @@ struct MdocEventHubTests {
     /// One session's worth of raw events for engagement `id`, ending in a final transfer event.
     static func script(_ id: EngagementID) -> [MdocEvent] {
         [
-            .engagement(MdocEngagementEvent(engagementId: id, kind: .qrShow(qrCodeData: "mdoc:q"))),
-            .engagement(MdocEngagementEvent(engagementId: id, kind: .connecting(.tcp))),
-            .engagement(MdocEngagementEvent(engagementId: id, kind: .connected(.tcp))),
-            .transfer(MdocRetrievalEvent(engagementId: id, kind: .transmissionTypeSelected(.tcp))),
-            .transfer(MdocRetrievalEvent(engagementId: id, kind: .connected)),
-            .transfer(MdocRetrievalEvent(engagementId: id, kind: .documentsSelectionProcessStart(data: [0xa0]))),
-            .transfer(MdocRetrievalEvent(engagementId: id, kind: .documentsSelectionProcessAccepted)),
-            .transfer(MdocRetrievalEvent(engagementId: id, kind: .sessionDataSend(byteCount: 9))),
-            .transfer(MdocRetrievalEvent(engagementId: id, kind: .sessionTerminationSend)),
-            .engagement(MdocEngagementEvent(engagementId: id, kind: .closed)),
+            .engagement(MdocEngagementEvent(engagementId: id, time: eventTime, kind: .qrShow(qrCodeData: "mdoc:q"))),
+            .engagement(MdocEngagementEvent(engagementId: id, time: eventTime, kind: .connecting(.tcp))),
+            .engagement(MdocEngagementEvent(engagementId: id, time: eventTime, kind: .connected(.tcp))),
+            .transfer(MdocRetrievalEvent(engagementId: id, time: eventTime, kind: .transmissionTypeSelected(.tcp))),
+            .transfer(MdocRetrievalEvent(engagementId: id, time: eventTime, kind: .connected)),
+            .transfer(MdocRetrievalEvent(engagementId: id, time: eventTime, kind: .documentsSelectionProcessStart(data: [0xa0]))),
+            .transfer(MdocRetrievalEvent(engagementId: id, time: eventTime, kind: .documentsSelectionProcessAccepted)),
+            .transfer(MdocRetrievalEvent(engagementId: id, time: eventTime, kind: .sessionDataSend(byteCount: 9))),
+            .transfer(MdocRetrievalEvent(engagementId: id, time: eventTime, kind: .sessionTerminationSend)),
+            .engagement(MdocEngagementEvent(engagementId: id, time: eventTime, kind: .closed)),
         ]
     }
 
@@ -31,7 +31,7 @@ struct MdocEventHubTests {
         let id = EngagementID()
         let recorders = (0..<5).map { _ in collect(hub.allEvents) { Self.isClosed($0) } }
         let script = Self.script(id)
-        for event in script { hub.publish(event) }
+        for event in script { hub.publish(event, context: nil) }
         for recorder in recorders { #expect(await recorder.value == script) }
     }
 
@@ -41,7 +41,7 @@ struct MdocEventHubTests {
         let id = EngagementID()
         let engagement = collect(hub.engagementEvents) { if case .closed = $0.kind { return true } else { return false } }
         let transfer = collect(hub.transferEvents) { $0.stateOrder >= 200 }
-        for event in Self.script(id) { hub.publish(event) }
+        for event in Self.script(id) { hub.publish(event, context: nil) }
         #expect(await engagement.value.map(\.state) == [.qrShown, .connecting, .connected, .closed])
         #expect(await transfer.value.map(\.state) == [.transmissionTypeSelected, .connected, .awaitingConsent,
                                                       .accepted, .sessionDataSent, .completed])
@@ -55,7 +55,7 @@ struct MdocEventHubTests {
         let active = collect(hub.activeTransferEvents()) { $0.state == .sessionDataSent }
         let range = collect(hub.eventsInStateRange(minOrder: 100, maxOrder: 150)) { $0.stateOrder == 150 }
         let completion = collect(hub.onTransferCompletion) { _ in true }
-        for event in Self.script(id) { hub.publish(event) }
+        for event in Self.script(id) { hub.publish(event, context: nil) }
         #expect(await finals.value.map(\.stateOrder) == [200, 210])
         #expect(await active.value.map(\.stateOrder) == [100, 110, 130, 140, 150])
         #expect(await range.value.map(\.stateOrder) == [100, 110, 130, 140, 150])
@@ -74,11 +74,11 @@ struct MdocEventHubTests {
         let id = EngagementID()
         hub.updateContext(EngagementContext(engagements: [id: .init(type: .qr)], activeId: id))
         let events = collect(hub.sessionEvents) { if case .terminal = $0 { return true } else { return false } }
-        for event in Self.script(id) { hub.publish(event) }
-        #expect(await events.value == [.qrShow, .transferConnecting, .transferConnected, .transferConnecting,
+        for event in Self.script(id) { hub.publish(event, context: nil) }
+        #expect(await events.value == [.qrShow(qrCodeData: "mdoc:q"), .transferConnecting, .transferConnected, .transferConnecting,
                                        .transferConnected, .userInteractionRequired(deviceRequest: [0xa0]), .userAccepted,
                                        .transferProgress(fraction: 0.7),
-                                       .terminal(outcome: .success, message: "Transfer completed successfully")])
+                                       .terminal(outcome: .success, reason: .transferCompleted)])
         var late = hub.sessionState.makeAsyncIterator()
         let first = await late.next()
         #expect(first?.terminalOutcome == .success)
@@ -173,7 +173,7 @@ struct MdocEventHubTests {
         #expect(hub.latestEventByEngagement().current[a] == nil)
         #expect(hub.latestEventByEngagement().current[b] != nil)
         #expect(hub.currentStateByEngagement().current.keys.sorted { $0.description < $1.description } == [b])
-        #expect(hub.currentSessionState == ui(.engagement, SessionUiLabel.preparingQr, nfc: .background, qr: .display))
+        #expect(hub.currentSessionState.anonymized == ui(.engagement, .preparingQr, nfc: .background, qr: .display))
         let last = hub.eventTimeline().last?.sequenceNumber
         hub.clearAllState()
         #expect(hub.eventTimeline().isEmpty)

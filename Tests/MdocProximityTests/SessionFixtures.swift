@@ -13,7 +13,9 @@ struct SessionFixtures: Sendable {
     let iaca: X509Certificate
     let credential: IssuerSigned
     let deviceKey: ECPrivateKey
-    var provider: StaticDocumentProvider { StaticDocumentProvider(documents: [credential], signer: SoftwareSigner(deviceKey)) }
+    var provider: StaticDocumentProvider {
+        StaticDocumentProvider(documents: [credential], signer: SoftwareSigner(deviceKey), consent: { .everythingRequested(by: $0) })
+    }
 
     static func make(portraitBytes: Int = 0) async throws -> SessionFixtures {
         let rootKey = try ECPrivateKey.generate(curve: .p256)
@@ -45,14 +47,34 @@ struct SessionFixtures: Sendable {
     }
 }
 
-/// Which carrier an end-to-end test runs over.
+/// Which carrier an end-to-end test runs over: the ISO BLE carrier in both modes over
+/// the simulated GATT link, and the SDK's in-memory and TCP test carriers.
 enum Carrier: String, CaseIterable, Sendable, CustomStringConvertible {
-    case inMemory, tcp
+    case blePeripheralServer, bleCentralClient, inMemory, tcp
     var description: String { rawValue }
-    func connector() -> any MdocTransportConnector {
+
+    /// The holder's and the reader's connectors (one object for the test carriers).
+    func connectors() -> (holder: any MdocTransportConnector, reader: any MdocTransportConnector) {
         switch self {
-        case .inMemory: return InMemoryTransport.Exchange()
-        case .tcp: return TCPConnector()
+        case .inMemory:
+            let exchange = InMemoryTransport.Exchange()
+            return (exchange, exchange)
+        case .tcp:
+            let tcp = TCPConnector()
+            return (tcp, tcp)
+        case .blePeripheralServer, .bleCentralClient:
+            let air = SimulatedBLEAir(mtu: 64)
+            let mode: BLEMode = self == .blePeripheralServer ? .peripheralServer : .centralClient
+            return (BLEConnector(party: .mdoc, modes: [mode]) { air.makeRadio() },
+                    BLEConnector(party: .reader, modes: [mode]) { air.makeRadio() })
+        }
+    }
+
+    var transmissionType: TransmissionType {
+        switch self {
+        case .blePeripheralServer, .bleCentralClient: return .ble
+        case .inMemory: return .inMemory
+        case .tcp: return .tcp
         }
     }
 }
@@ -80,7 +102,7 @@ func respond(on manager: MdocEngagementManager, provider: StaticDocumentProvider
                 else { return }
                 try? await transfer.sendDeviceResponse(response)
             case .decline:
-                await transfer.decline()
+                try? await transfer.decline()
             case .none:
                 break
             }

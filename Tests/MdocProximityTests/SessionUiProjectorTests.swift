@@ -1,4 +1,5 @@
 import Foundation
+import Mdoc
 import Testing
 @testable import MdocProximity
 
@@ -24,17 +25,20 @@ struct SessionUiProjectorTests {
         hub.transfer(qr, .sessionDataSend(byteCount: 100))
         hub.transfer(qr, .sessionTerminationSend)
         let states = await recorder.value
-        #expect(states == [
-            ui(.engagement, SessionUiLabel.preparingNfc, nfc: .foreground),
-            ui(.engagement, SessionUiLabel.preparingQr, nfc: .background, qr: .display),
-            ui(.engagement, "Scan the QR with reader", nfc: .background, qr: .display),
-            ui(.transfer, "Connecting…", nfc: .background, qr: .none),
-            ui(.transfer, "Connected", nfc: .background),
-            ui(.transfer, "Review request", nfc: .background, interaction: true, request: Self.request),
-            ui(.transfer, "Sharing credentials…", nfc: .background),
-            ui(.transfer, "Transferring…", nfc: .background, progress: 0.7),
-            ui(.terminal, "Completed", nfc: .background, qr: .none, outcome: .success,
-               message: "Transfer completed successfully"),
+        #expect(states.first { $0.qrMode == .display && $0.substate == .scanQr }?.qrCodePayload == "mdoc:xyz")
+        #expect(states.allSatisfy { $0.qrMode == .display || $0.qrCodePayload == nil })
+        #expect(states.dropFirst().allSatisfy { $0.engagementId == qr })
+        #expect(states.anonymized == [
+            ui(.engagement, .preparingNfc, nfc: .foreground),
+            ui(.engagement, .preparingQr, nfc: .background, qr: .display),
+            ui(.engagement, .scanQr, nfc: .background, qr: .display),
+            ui(.transfer, .connecting, nfc: .background, qr: .none),
+            ui(.transfer, .connected, nfc: .background),
+            ui(.transfer, .reviewRequest, nfc: .background, interaction: true, request: Self.request),
+            ui(.transfer, .sharing, nfc: .background),
+            ui(.transfer, .transferring, nfc: .background, progress: 0.7),
+            ui(.terminal, .completed, nfc: .background, qr: .none, outcome: .success,
+               reason: .transferCompleted),
         ])
     }
 
@@ -52,10 +56,10 @@ struct SessionUiProjectorTests {
         hub.transfer(toApp, .documentsSelectionProcessAccepted)
         hub.transfer(toApp, .sessionDataSend(byteCount: 10))
         hub.transfer(toApp, .sessionTerminationSend)
-        let states = await recorder.value
-        #expect(states.dropFirst().first == ui(.engagement, SessionUiLabel.preparingToApp, nfc: .background))
-        #expect(states.dropFirst(2).first == ui(.transfer, "Connecting…", nfc: .background))
-        #expect(states.dropFirst(3).first == ui(.transfer, "Connected", nfc: .background))
+        let states = await recorder.value.anonymized
+        #expect(states.dropFirst().first == ui(.engagement, .preparingToApp, nfc: .background))
+        #expect(states.dropFirst(2).first == ui(.transfer, .connecting, nfc: .background))
+        #expect(states.dropFirst(3).first == ui(.transfer, .connected, nfc: .background))
         #expect(states.allSatisfy { $0.qrMode == .none })
         #expect(states.last?.terminalOutcome == .success)
         #expect(states.count == 8)
@@ -73,15 +77,15 @@ struct SessionUiProjectorTests {
         hub.transfer(nfc, .connected)
         hub.transfer(nfc, .documentsSelectionProcessStart(data: Self.request))
         hub.transfer(nfc, .documentsSelectionProcessDeclined)
-        let states = await recorder.value
+        let states = await recorder.value.anonymized
         #expect(states == [
             .idle,
-            ui(.engagement, SessionUiLabel.preparingNfc, nfc: .foreground),
-            ui(.engagement, "Hold near reader", nfc: .foreground),
-            ui(.transfer, "Connecting…", nfc: .foreground),
-            ui(.transfer, "Connected", nfc: .foreground),
-            ui(.transfer, "Review request", nfc: .foreground, interaction: true, request: Self.request),
-            ui(.terminal, "Declined", nfc: .foreground, outcome: .declined, message: "User declined to share data"),
+            ui(.engagement, .preparingNfc, nfc: .foreground),
+            ui(.engagement, .holdNearReader, nfc: .foreground),
+            ui(.transfer, .connecting, nfc: .foreground),
+            ui(.transfer, .connected, nfc: .foreground),
+            ui(.transfer, .reviewRequest, nfc: .foreground, interaction: true, request: Self.request),
+            ui(.terminal, .declined, nfc: .foreground, outcome: .declined, reason: .userDeclined),
         ])
     }
 
@@ -93,17 +97,17 @@ struct SessionUiProjectorTests {
         hub.engagement(qr, .qrShow(qrCodeData: "mdoc:abc"))
         let recorder = collect(hub.sessionState) { $0.isTerminal }
         // The manager switches the active engagement together with the NFC event.
-        hub.publish(.engagement(MdocEngagementEvent(engagementId: nfc, kind: .connected(.nfc))),
+        hub.publish(.engagement(MdocEngagementEvent(engagementId: nfc, time: eventTime, kind: .connected(.nfc))),
                     context: EngagementContext(engagements: [nfc: .init(type: .nfc), qr: .init(type: .qr, isSuspended: true)],
                                                activeId: nfc))
         hub.transfer(nfc, .connected)
-        hub.engagement(nfc, .error(reason: "boom"))
-        let states = await recorder.value
+        hub.engagement(nfc, .error(.timeout(seconds: 2)))
+        let states = await recorder.value.anonymized
         #expect(states == [
-            ui(.engagement, "Scan the QR with reader", nfc: .background, qr: .display),
-            ui(.transfer, "Connecting…", nfc: .foreground, qr: .none),
-            ui(.transfer, "Connected", nfc: .foreground),
-            ui(.terminal, "Failed", nfc: .foreground, outcome: .error, message: "boom"),
+            ui(.engagement, .scanQr, nfc: .background, qr: .display),
+            ui(.transfer, .connecting, nfc: .foreground, qr: .none),
+            ui(.transfer, .connected, nfc: .foreground),
+            ui(.terminal, .failed, nfc: .foreground, outcome: .error, reason: .failed(.timeout(seconds: 2))),
         ])
     }
 
@@ -112,13 +116,13 @@ struct SessionUiProjectorTests {
         var projector = SessionUiProjector()
         let a = EngagementID(), b = EngagementID()
         projector.update(context: EngagementContext(engagements: [a: .init(type: .qr), b: .init(type: .qr)], activeId: a))
-        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, kind: .connected)))
-        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, kind: .sessionTerminationReceived(afterResponse: false))))
+        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, time: eventTime, kind: .connected)))
+        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, time: eventTime, kind: .sessionTerminationReceived(afterResponse: false))))
         #expect(projector.state.terminalOutcome == .canceled)
         #expect(projector.state.phase == .terminal)
         projector.update(context: EngagementContext(engagements: [a: .init(type: .qr), b: .init(type: .qr)], activeId: b))
-        projector.apply(.transfer(MdocRetrievalEvent(engagementId: b, kind: .sessionDataSend(byteCount: 1))))
-        projector.apply(.transfer(MdocRetrievalEvent(engagementId: b, kind: .sessionTerminationReceived(afterResponse: true))))
+        projector.apply(.transfer(MdocRetrievalEvent(engagementId: b, time: eventTime, kind: .sessionDataSend(byteCount: 1))))
+        projector.apply(.transfer(MdocRetrievalEvent(engagementId: b, time: eventTime, kind: .sessionTerminationReceived(afterResponse: true))))
         #expect(projector.state.terminalOutcome == .success)
     }
 
@@ -127,13 +131,15 @@ struct SessionUiProjectorTests {
         var projector = SessionUiProjector()
         let a = EngagementID()
         projector.update(context: EngagementContext(engagements: [a: .init(type: .qr)], activeId: a))
-        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, kind: .error(.timeout(seconds: 1)))))
+        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, time: eventTime, kind: .error(.timeout(seconds: 1)))))
         let terminal = projector.state
-        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, kind: .connected)))
-        projector.apply(.engagement(MdocEngagementEvent(engagementId: a, kind: .qrShow(qrCodeData: "x"))))
+        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, time: eventTime, kind: .connected)))
+        projector.apply(.engagement(MdocEngagementEvent(engagementId: a, time: eventTime, kind: .qrShow(qrCodeData: "x"))))
         #expect(projector.state == terminal)
         #expect(terminal.terminalOutcome == .error)
-        #expect(terminal.terminalMessage == ProximityError.timeout(seconds: 1).description)
+        #expect(terminal.terminalReason == .failed(.timeout(seconds: 1)))
+        #expect(terminal.terminalMessage == "The reader did not respond in time.")
+        #expect(terminal.substateLabel == "Failed")
     }
 
     @Test("progress is 0.3 on data received and 0.7 on data sent; nil while connecting")
@@ -141,11 +147,11 @@ struct SessionUiProjectorTests {
         var projector = SessionUiProjector()
         let a = EngagementID()
         projector.update(context: EngagementContext(engagements: [a: .init(type: .toApp)], activeId: a))
-        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, kind: .transmissionTypeSelected(.ble))))
+        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, time: eventTime, kind: .transmissionTypeSelected(.ble))))
         #expect(projector.state.progressHint == nil)
-        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, kind: .sessionDataReceived(byteCount: 5))))
+        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, time: eventTime, kind: .sessionDataReceived(byteCount: 5))))
         #expect(projector.state.progressHint == 0.3)
-        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, kind: .sessionDataSend(byteCount: 5))))
+        projector.apply(.transfer(MdocRetrievalEvent(engagementId: a, time: eventTime, kind: .sessionDataSend(byteCount: 5))))
         #expect(projector.state.progressHint == 0.7)
     }
 
@@ -180,12 +186,12 @@ struct SessionUiProjectorTests {
     func mapping() {
         let id = EngagementID()
         func map(_ kind: MdocEngagementEvent.Kind, _ type: EngagementType) -> SessionEvent? {
-            SessionUiProjector.sessionEvent(for: .engagement(MdocEngagementEvent(engagementId: id, kind: kind)), engagementType: type)
+            SessionUiProjector.sessionEvent(for: .engagement(MdocEngagementEvent(engagementId: id, time: eventTime, kind: kind)), engagementType: type)
         }
         func map(_ kind: MdocRetrievalEvent.Kind) -> SessionEvent? {
-            SessionUiProjector.sessionEvent(for: .transfer(MdocRetrievalEvent(engagementId: id, kind: kind)), engagementType: .qr)
+            SessionUiProjector.sessionEvent(for: .transfer(MdocRetrievalEvent(engagementId: id, time: eventTime, kind: kind)), engagementType: .qr)
         }
-        #expect(map(.qrShow(qrCodeData: "m"), .qr) == .qrShow)
+        #expect(map(.qrShow(qrCodeData: "m"), .qr) == .qrShow(qrCodeData: "m"))
         #expect(map(.nfcEngagement, .nfc) == .nfcPromptShown)
         #expect(map(.connected(.nfc), .nfc) == .nfcHandoverSuccess)
         #expect(map(.connected(.tcp), .qr) == .transferConnected)
@@ -198,12 +204,13 @@ struct SessionUiProjectorTests {
         #expect(map(.documentsSelectionProcessDeclined) == .userDeclined)
         #expect(map(.sessionDataReceived(byteCount: 1)) == .transferProgress(fraction: 0.3))
         #expect(map(.sessionDataSend(byteCount: 1)) == .transferProgress(fraction: 0.7))
-        #expect(map(.sessionTerminationSend) == .terminal(outcome: .success, message: "Transfer completed successfully"))
-        #expect(map(.sessionTerminationReceived(afterResponse: false))
-                == .terminal(outcome: .canceled, message: "The reader ended the session"))
+        #expect(map(.sessionTerminationSend) == .terminal(outcome: .success, reason: .transferCompleted))
+        #expect(map(.sessionTerminationReceived(afterResponse: false)) == .terminal(outcome: .canceled, reason: .readerEnded))
+        #expect(map(.cancelled) == .terminal(outcome: .canceled, reason: .canceledByApp))
+        #expect(map(.error(.connectionClosed)) == .terminal(outcome: .error, reason: .failed(.connectionClosed)))
     }
 
-    @Test("parseDeviceRequest lists documents, namespaces and elements; nil for malformed bytes")
+    @Test("parseDeviceRequest gives the Mdoc module's DeviceRequest; nil for malformed bytes")
     func parseDeviceRequest() {
         // DeviceRequest {version: "1.0", docRequests: [{itemsRequest: 24(<<{docType, nameSpaces}>>)}]}
         let items: [UInt8] = [0xa2, 0x67] + Array("docType".utf8) + [0x63] + Array("mDL".utf8)
@@ -212,15 +219,29 @@ struct SessionUiProjectorTests {
         let request: [UInt8] = [0xa2, 0x67] + Array("version".utf8) + [0x63] + Array("1.0".utf8)
             + [0x6b] + Array("docRequests".utf8) + [0x81, 0xa1, 0x6c] + Array("itemsRequest".utf8)
             + [0xd8, 0x18, 0x58, UInt8(items.count)] + items
-        let state = ui(.transfer, "Review request", interaction: true, request: request)
+        let state = ui(.transfer, .reviewRequest, interaction: true, request: request)
         let parsed = state.parseDeviceRequest()
+        #expect(parsed == (try? DeviceRequest(encoded: request)))
         #expect(parsed?.version == "1.0")
-        #expect(parsed?.documents.first?.docType == "mDL")
-        #expect(parsed?.documents.first?.nameSpaces.first?.1 == ["a", "b"])
-        #expect(parsed?.documents.first?.intentToRetain["ns"]?["a"] == true)
-        #expect(parsed?.documents.first?.hasReaderAuth == false)
-        #expect(ui(.transfer, "x", request: [0xa0]).parseDeviceRequest() == nil)
-        #expect(ui(.transfer, "x", request: Array(request.dropLast())).parseDeviceRequest() == nil)
-        #expect(ui(.transfer, "x").parseDeviceRequest() == nil)
+        let itemsRequest = parsed?.docRequests.first?.itemsRequest
+        #expect(itemsRequest?.docType == "mDL")
+        #expect(itemsRequest?.nameSpaces.first?.elements.map(\.identifier) == ["a", "b"])
+        #expect(itemsRequest?.nameSpaces.first?.elements.first?.intentToRetain == true)
+        #expect(parsed?.docRequests.first?.readerAuth == nil)
+        #expect(ui(.transfer, .idle, request: [0xa0]).parseDeviceRequest() == nil)
+        #expect(ui(.transfer, .idle, request: Array(request.dropLast())).parseDeviceRequest() == nil)
+        #expect(ui(.transfer, .idle).parseDeviceRequest() == nil)
+    }
+
+    @Test("labels and messages come from the strings table, English by default")
+    func localizedStrings() {
+        for label in SessionUiLabel.allCases {
+            #expect(label.text == label.defaultText, "\(label)")
+        }
+        #expect(SessionUiLabel.scanQr.text == "Scan the QR with reader")
+        #expect(TerminalReason.userDeclined.text == "User declined to share data")
+        let error: any Error = ProximityError.transportFailed(.bluetooth(.identMismatch))
+        #expect(error.localizedDescription == "Connected to a different reader than the one that scanned the code.")
+        #expect(ProximityError.responseCreationFailed(.provider(.userCancelled)).errorDescription == "Sharing was cancelled.")
     }
 }

@@ -21,21 +21,45 @@ func collect<T: Sendable>(_ observed: ObservedValue<T>, until stop: @escaping @S
     collect(observed.values, until: stop)
 }
 
-/// Builds an expected `SessionUiState` in the terms of the spec's flow diagrams.
-func ui(_ phase: UiPhase, _ label: String, nfc: NfcMode = .disabled, qr: QrMode = .none,
+/// The instant synthetic events carry.
+let eventTime = Date(timeIntervalSince1970: 1_700_000_000)
+
+/// Builds an expected `SessionUiState` in the terms of the spec's flow diagrams (without
+/// the engagement id and QR payload, which `anonymized` clears for comparison).
+func ui(_ phase: UiPhase, _ label: SessionUiLabel, nfc: NfcMode = .disabled, qr: QrMode = .none,
         suspended: Bool = false, progress: Float? = nil, outcome: TerminalOutcome? = nil,
-        message: String? = nil, interaction: Bool = false, request: [UInt8]? = nil) -> SessionUiState {
-    SessionUiState(phase: phase, substateLabel: label, nfcMode: nfc, qrMode: qr, isSuspended: suspended,
-                   progressHint: progress, terminalOutcome: outcome, terminalMessage: message,
+        reason: TerminalReason? = nil, interaction: Bool = false, request: [UInt8]? = nil) -> SessionUiState {
+    SessionUiState(phase: phase, substate: label, nfcMode: nfc, qrMode: qr, isSuspended: suspended,
+                   progressHint: progress, terminalOutcome: outcome, terminalReason: reason,
                    userInteractionRequired: interaction, deviceRequest: request)
+}
+
+extension SessionUiState {
+    /// The state without its engagement id and QR payload (asserted separately).
+    var anonymized: SessionUiState {
+        var copy = self
+        copy.engagementId = nil
+        copy.qrCodePayload = nil
+        return copy
+    }
+}
+
+extension Array where Element == SessionUiState {
+    /// The states without engagement ids and QR payloads, consecutive duplicates removed
+    /// (the id alone may change between two otherwise equal states).
+    var anonymized: [SessionUiState] {
+        var result: [SessionUiState] = []
+        for state in self.map(\.anonymized) where result.last != state { result.append(state) }
+        return result
+    }
 }
 
 extension MdocEventHub {
     func engagement(_ id: EngagementID, _ kind: MdocEngagementEvent.Kind) {
-        publish(MdocEngagementEvent(engagementId: id, kind: kind))
+        publish(MdocEngagementEvent(engagementId: id, time: eventTime, kind: kind))
     }
     func transfer(_ id: EngagementID, _ kind: MdocRetrievalEvent.Kind) {
-        publish(MdocRetrievalEvent(engagementId: id, kind: kind))
+        publish(MdocRetrievalEvent(engagementId: id, time: eventTime, kind: kind))
     }
 }
 
@@ -121,3 +145,102 @@ let hangGuard: Duration = .seconds(120)
 
 /// An engagement configuration for tests: message waits limited only by the hang guard.
 let testConfig = EngagementConfig(messageTimeout: hangGuard)
+
+/// A one-shot signal a test opens to let gated work proceed; `wait` returns at once
+/// after `open`. Records when someone started waiting, so a test can sequence
+/// steps without sleeping.
+final class Gate: Sendable {
+    private struct State {
+        var open = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var arrivals = 0
+        var arrivalWatchers: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+    }
+    private let state = LockedBox(State())
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (proceed, arrived) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                state.arrivals += 1
+                let count = state.arrivals
+                let arrived = state.arrivalWatchers.filter { $0.count <= count }.map(\.continuation)
+                state.arrivalWatchers.removeAll { $0.count <= count }
+                if state.open { return (true, arrived) }
+                state.waiters.append(continuation)
+                return (false, arrived)
+            }
+            for watcher in arrived { watcher.resume() }
+            if proceed { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.open = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once `count` tasks have arrived at the gate.
+    func arrivals(_ count: Int) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.arrivals >= count { return true }
+                state.arrivalWatchers.append((count, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+}
+
+/// An in-memory connector whose listener closes and connects wait at gates, to
+/// reproduce the interleavings of an actor that awaits them.
+final class GatedConnector: MdocTransportConnector {
+    let exchange: InMemoryTransport.Exchange
+    let listenerClose = Gate()
+    let connectGate = Gate()
+    /// Passed once a gated connect has returned or thrown.
+    let connectReturned = Gate()
+    let gateListenerClose: Bool
+    let gateConnect: Bool
+    let failConnect: Bool
+
+    init(exchange: InMemoryTransport.Exchange = .init(), gateListenerClose: Bool = false, gateConnect: Bool = false,
+         failConnect: Bool = false) {
+        self.exchange = exchange
+        self.gateListenerClose = gateListenerClose
+        self.gateConnect = gateConnect
+        self.failConnect = failConnect
+    }
+
+    func canConnect(to endpoint: TransportEndpoint) -> Bool { exchange.canConnect(to: endpoint) }
+
+    func connect(to endpoint: TransportEndpoint, context: ConnectionContext,
+                 timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+        if gateConnect { await connectGate.wait() }
+        defer { if gateConnect { Task { [connectReturned] in await connectReturned.wait() } } }
+        if failConnect { throw .connectionClosed }
+        return try await exchange.connect(to: endpoint, timeout: timeout)
+    }
+
+    func listen(context: ConnectionContext) async throws(ProximityError) -> any MdocTransportListener {
+        let inner = try await exchange.listen()
+        return GatedListener(inner: inner, gate: gateListenerClose ? listenerClose : nil)
+    }
+
+    struct GatedListener: MdocTransportListener {
+        let inner: any MdocTransportListener
+        let gate: Gate?
+        var endpoint: TransportEndpoint { inner.endpoint }
+        func accept(timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+            try await inner.accept(timeout: timeout)
+        }
+        func close() async {
+            if let gate { await gate.wait() }
+            await inner.close()
+        }
+    }
+}

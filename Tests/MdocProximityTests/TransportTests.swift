@@ -48,7 +48,8 @@ struct TransportTests {
     @Test("TCP on 127.0.0.1 frames messages by length, times out, and closes cleanly")
     func tcpLoopback() async throws {
         let listener = try TCPListener()
-        guard case .tcp(let host, let port) = listener.endpoint else { Issue.record("no endpoint"); return }
+        let address = try #require(listener.endpoint.tcpAddress)
+        let (host, port) = (address.host, address.port)
         #expect(host == "127.0.0.1")
         async let accepted = listener.accept(timeout: hangGuard)
         let client = try await TCPTransport.connect(host: host, port: port)
@@ -65,7 +66,8 @@ struct TransportTests {
     @Test("a TCP frame announcing more than the limit is rejected before allocation")
     func tcpOversized() async throws {
         let listener = try TCPListener(maxMessageSize: 1024)
-        guard case .tcp(let host, let port) = listener.endpoint else { return }
+        let address = try #require(listener.endpoint.tcpAddress)
+        let (host, port) = (address.host, address.port)
         async let accepted = listener.accept(timeout: hangGuard)
         let client = try await TCPTransport.connect(host: host, port: port)
         let server = try await accepted
@@ -83,7 +85,7 @@ struct TransportTests {
     func tcpFailures() async throws {
         let listener = try TCPListener()
         await #expect(throws: ProximityError.self) { try await listener.accept(timeout: .milliseconds(100)) }
-        guard case .tcp(_, let port) = listener.endpoint else { return }
+        let port = try #require(listener.endpoint.tcpAddress).port
         await listener.close()
         await #expect(throws: ProximityError.self) { try await TCPTransport.connect(host: "127.0.0.1", port: port) }
         await #expect(throws: ProximityError.self) { try await TCPTransport.connect(host: "not-an-ip", port: port) }

@@ -142,33 +142,34 @@ struct NegativeTests {
     func tagFailure() async throws {
         let keys = SessionKeys(skReader: SymmetricKey(bytes: Array(repeating: 1, count: 32)), skDevice: SymmetricKey(bytes: Array(repeating: 2, count: 32)))
         let (transcript, _, _) = try S.transcript()
-        let reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
-        let mdoc = SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript)
-        var message = try await mdoc.encrypt([1, 2, 3])
+        var reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
+        var mdoc = SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript)
+        var message = try mdoc.encrypt([1, 2, 3])
         message[message.count - 1] ^= 0x01
         let tampered = message
-        await #expect(throws: MdocError.decryptionFailed(counter: 1)) { _ = try await reader.decrypt(tampered) }
+        #expect(throws: MdocError.decryptionFailed(counter: 1)) { _ = try reader.decrypt(tampered) }
         #expect(MdocError.decryptionFailed(counter: 1).sessionStatus == .sessionEncryptionError)
-        let unchangedCopy = try await SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript).encrypt([1, 2, 3])
-        #expect(try await reader.decrypt(unchangedCopy) == [1, 2, 3])
+        var fresh = SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript)
+        let unchangedCopy = try fresh.encrypt([1, 2, 3])
+        #expect(try reader.decrypt(unchangedCopy) == [1, 2, 3])
     }
 
     @Test("a replayed SessionData and one received out of order are rejected with status 10")
     func replayAndReorder() async throws {
         let keys = SessionKeys(skReader: SymmetricKey(bytes: Array(repeating: 3, count: 32)), skDevice: SymmetricKey(bytes: Array(repeating: 4, count: 32)))
         let (transcript, _, _) = try S.transcript()
-        let reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
-        let mdoc = SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript)
-        let first = try await mdoc.encrypt(Array("one".utf8))
-        let second = try await mdoc.encrypt(Array("two".utf8))
-        let third = try await mdoc.encrypt(Array("three".utf8))
-        #expect(try await reader.decrypt(first) == Array("one".utf8))
-        await #expect(throws: MdocError.decryptionFailed(counter: 2)) { _ = try await reader.decrypt(first) }   // replay
-        await #expect(throws: MdocError.decryptionFailed(counter: 2)) { _ = try await reader.decrypt(third) }   // reordered
-        #expect(try await reader.decrypt(second) == Array("two".utf8))
-        #expect(try await reader.decrypt(third) == Array("three".utf8))
+        var reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
+        var mdoc = SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript)
+        let first = try mdoc.encrypt(Array("one".utf8))
+        let second = try mdoc.encrypt(Array("two".utf8))
+        let third = try mdoc.encrypt(Array("three".utf8))
+        #expect(try reader.decrypt(first) == Array("one".utf8))
+        #expect(throws: MdocError.decryptionFailed(counter: 2)) { _ = try reader.decrypt(first) }   // replay
+        #expect(throws: MdocError.decryptionFailed(counter: 2)) { _ = try reader.decrypt(third) }   // reordered
+        #expect(try reader.decrypt(second) == Array("two".utf8))
+        #expect(try reader.decrypt(third) == Array("three".utf8))
         // the reader's own direction is separate: its first message uses counter 1 and identifier 0
-        let request = try await reader.encrypt([9])
+        let request = try reader.encrypt([9])
         #expect(try AESGCM.open(combined: request, key: keys.skReader, nonce: SessionEncryption.nonce(sender: .reader, counter: 1)) == [9])
         #expect(SessionEncryption.nonce(sender: .mdoc, counter: 258) == [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1, 2])
     }
@@ -225,11 +226,11 @@ struct NegativeTests {
         }
         let keys = SessionKeys(skReader: SymmetricKey(bytes: Array(repeating: 5, count: 32)), skDevice: SymmetricKey(bytes: Array(repeating: 6, count: 32)))
         let (transcript, _, _) = try S.transcript()
-        let reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
+        var reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
         let end = try SessionData(encoded: SessionData(status: .sessionTermination).encodedBytes)
         #expect(end.status == .sessionTermination && end.data == nil)
-        await #expect(throws: MdocError.sessionTerminated) { _ = try await reader.open(end) }
-        await #expect(throws: MdocError.sessionTerminated) { _ = try await reader.encrypt([1]) }
+        #expect(throws: MdocError.sessionTerminated) { _ = try reader.open(end) }
+        #expect(throws: MdocError.sessionTerminated) { _ = try reader.encrypt([1]) }
         #expect(MdocError.sessionTerminated.sessionStatus == .sessionTermination)
         #expect(SessionData(data: [1], status: .sessionTermination).encodedBytes == Hex.decode("a26464617461410166737461747573 14".replacingOccurrences(of: " ", with: "")))
     }

@@ -76,31 +76,31 @@ struct PresentationRoundTripTests {
         let eReaderKey = try ECPrivateKey.generate(curve: .p256)
         let readerTranscript = SessionTranscript(deviceEngagement: scanned,
                                                  eReaderKeyEncoded: COSEKey(publicKey: .ec(eReaderKey.publicKey)).encoded(), handover: .qr)
-        let readerSession = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(eReaderKey),
+        var readerSession = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(eReaderKey),
                                                         peerPublicKey: try scanned.security.ecPublicKey(), sessionTranscript: readerTranscript)
         let docRequest = try await DocRequest(itemsRequest: S.mDLRequest(),
                                               readerKey: ReaderAuthenticationKey(signer: readerPKI.signer, certificateChain: [readerPKI.leaf]),
                                               sessionTranscript: readerTranscript)
         let establishment = SessionEstablishment(eReaderKey: eReaderKey.publicKey,
-                                                 data: try await readerSession.encrypt(DeviceRequest(docRequests: [docRequest]).encodedBytes))
+                                                 data: try readerSession.encrypt(DeviceRequest(docRequests: [docRequest]).encodedBytes))
 
         // mdoc receives it
         let received = try SessionEstablishment(encoded: establishment.encodedBytes)
         let mdocTranscript = SessionTranscript(deviceEngagement: engagement, eReaderKeyEncoded: received.eReaderKeyEncoded, handover: .qr)
         #expect(mdocTranscript == readerTranscript)
-        let mdocSession = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey),
+        var mdocSession = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey),
                                                       peerPublicKey: try received.eReaderPublicKey(), sessionTranscript: mdocTranscript)
-        let request = try DeviceRequest(encoded: try await mdocSession.decrypt(received.data))
+        let request = try DeviceRequest(encoded: try mdocSession.decrypt(received.data))
         let path = try request.docRequests[0].verifyReaderAuthentication(sessionTranscript: mdocTranscript,
                                                                          trustAnchors: [readerPKI.anchor], at: Date())
         #expect(path.leaf == readerPKI.leaf)
         let response = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: mdocTranscript,
                                                                authentication: { _ in .signature(SoftwareSigner(deviceKey)) })
-        let message = try await mdocSession.sessionData(response.encodedBytes, status: .sessionTermination)
+        let message = try mdocSession.sessionData(response.encodedBytes, status: .sessionTermination)
 
         // reader reads the answer
-        let plaintext = try #require(try await readerSession.open(try SessionData(encoded: message.encodedBytes)))
-        #expect(await readerSession.isTerminated)
+        let plaintext = try #require(try readerSession.open(try SessionData(encoded: message.encodedBytes)))
+        #expect(readerSession.isTerminated)
         let verified = try await DeviceResponseVerifier(trustAnchors: [issuer.anchor], sessionTranscript: readerTranscript)
             .verify(try DeviceResponse(encoded: plaintext), at: Date())
         #expect(verified.documents.first?.value(nameSpace: S.mDLNameSpace, identifier: "age_over_18") == true)

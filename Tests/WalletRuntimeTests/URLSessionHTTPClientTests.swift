@@ -117,6 +117,32 @@ struct URLSessionHTTPClientTests {
         }
     }
 
+    @Test("allowed plain http reaches loopback hosts only")
+    func httpLoopbackOnly() async throws {
+        let client = URLSessionHTTPClient(allowInsecureHTTP: true)
+        for address in ["http://example.com/", "http://10.0.0.1/", "http://128.0.0.1/", "http://127.0.0.1.example/",
+                        "http://[::2]/", "http://localhost.example/"] {
+            let url = try #require(URL(string: address))
+            await #expect(throws: HTTPError.unsupportedScheme("http"), "\(address)") {
+                _ = try await client.send(HTTPRequest(url: url))
+            }
+        }
+    }
+
+    @Test("the loopback hosts are localhost, 127.0.0.0/8 and ::1")
+    func loopbackHosts() throws {
+        for host in ["localhost", "LOCALHOST", "127.0.0.1", "127.255.0.9", "::1", "[::1]", "0:0:0:0:0:0:0:1"] {
+            #expect(LoopbackHost.isLoopback(host: host), "\(host)")
+        }
+        for host in ["", "example.com", "127.0.0", "127.0.0.1.1", "127.0.0.256", "127.0.0.01x", "128.0.0.1", "::2",
+                     "localhost.example", "127.0.0.1.nip.io", "0x7f.0.0.1"] {
+            #expect(!LoopbackHost.isLoopback(host: host), "\(host)")
+        }
+        #expect(LoopbackHost.contains(try #require(URL(string: "http://[::1]:8080/x"))))
+        #expect(LoopbackHost.contains(try #require(URL(string: "http://127.0.0.1:9/"))))
+        #expect(!LoopbackHost.contains(try #require(URL(string: "http://example.com/"))))
+    }
+
     @Test("plain http is refused unless allowed")
     func httpsOnly() async throws {
         let client = URLSessionHTTPClient()

@@ -8,6 +8,12 @@ public enum Handover: Sendable, Hashable {
     /// NFC static or negotiated handover: `[HandoverSelect, HandoverRequest / null]`, the
     /// NDEF messages as exchanged (§9.1.5.1).
     case nfc(handoverSelect: [UInt8], handoverRequest: [UInt8]?)
+    /// Reverse engagement (the mdoc scanned the reader's ReaderEngagement):
+    /// `ReaderEngagementBytes = #6.24(bstr .cbor ReaderEngagement)`, the reader's
+    /// engagement exactly as received. ISO/IEC 18013-7 uses ReaderEngagementBytes as the
+    /// handover when a ReaderEngagement started the session and neither QR nor NFC
+    /// handover applies; ``ReaderEngagement/encodedBytes`` goes in unchanged.
+    case reverseEngagement(readerEngagementEncoded: [UInt8])
     /// OpenID4VP over redirects (OpenID4VP 1.0 Appendix B.2.6.1):
     /// `["OpenID4VPHandover", SHA-256(OpenID4VPHandoverInfoBytes)]` with the info
     /// `[clientId, nonce, jwkThumbprint / null, responseUri]`.
@@ -38,6 +44,7 @@ public enum Handover: Sendable, Hashable {
         switch self {
         case .qr: return .null
         case .nfc(let select, let request): return [.byteString(select), request.map(CBOR.byteString) ?? .null]
+        case .reverseEngagement(let encoded): return .tagged(24, .byteString(encoded))
         case .openID4VP:
             return ["OpenID4VPHandover", .byteString(HashAlgorithm.sha256.digest(handoverInfoBytes ?? []))]
         case .openID4VPDCAPI:
@@ -49,6 +56,7 @@ public enum Handover: Sendable, Hashable {
     init(parsed value: CBOR) {
         switch value {
         case .null: self = .qr
+        case .tagged(24, .byteString(let encoded)): self = .reverseEngagement(readerEngagementEncoded: encoded)
         case .array(let parts) where parts.count == 2:
             if case .byteString(let select) = parts[0] {
                 switch parts[1] {

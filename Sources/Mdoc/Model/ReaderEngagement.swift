@@ -4,10 +4,11 @@ import WalletCrypto
 import WalletRuntime
 import WalletEncoding
 
-/// The structure a reader shows first in reverse engagement (ISO 18013-5 2nd edition
-/// §8.2.2.5): `{0: version, 1: Security with EReaderKeyBytes, ? 2: ConnectionMethods,
-/// ? 5: OriginInfos}`. Its bytes take DeviceEngagement's place in the SessionTranscript's
-/// handover for reverse engagement.
+/// The structure a reader shows first in reverse engagement (ISO/IEC 18013-7, and the
+/// second edition of 18013-5): `{0: version, 1: Security with EReaderKeyBytes,
+/// ? 2: ConnectionMethods, ? 5: OriginInfos}`, the same layout as DeviceEngagement; other
+/// keys a reader adds are ignored. Its bytes, as received, become the SessionTranscript's
+/// handover (``Handover/reverseEngagement(readerEngagementEncoded:)``).
 public struct ReaderEngagement: Sendable, Hashable {
     /// Key 0: the version.
     public let version: String
@@ -49,6 +50,24 @@ public struct ReaderEngagement: Sendable, Hashable {
     /// `ReaderEngagementBytes`: `#6.24(bstr .cbor ReaderEngagement)`.
     public var taggedBytes: [UInt8] { CBORSplice.embedded(encodedBytes) }
 
-    /// The URI form `mdoc-reader:` + base64url of the engagement bytes.
-    public var uri: String { "mdoc-reader:" + Base64URL.encode(encodedBytes) }
+    /// The QR code form: `mdoc:` + base64url (unpadded) of the engagement bytes, the same
+    /// scheme ISO 18013-5 §8.2.2.3 uses for DeviceEngagement (the app knows which one it
+    /// scans: a holder scans a reader's code only in the reverse, to-app flow).
+    public var uri: String { "mdoc:" + Base64URL.encode(encodedBytes) }
+
+    /// Parses the URI a reader shows or links to: `mdoc:` + base64url (the QR form), or
+    /// `mdoc://` + base64url (the form ISO/IEC 18013-7 uses in links to a reader website).
+    /// - Throws: `invalidEngagementURI`, then the errors of ``init(encoded:)``.
+    public init(uri: String) throws(MdocError) {
+        let payload: Substring
+        if uri.hasPrefix("mdoc://") {
+            payload = uri.dropFirst(7)
+        } else if uri.hasPrefix("mdoc:") {
+            payload = uri.dropFirst(5)
+        } else {
+            throw .invalidEngagementURI
+        }
+        guard let bytes = Base64URL.decode(payload) else { throw .invalidEngagementURI }
+        try self.init(encoded: bytes)
+    }
 }

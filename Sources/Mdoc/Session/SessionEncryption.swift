@@ -6,12 +6,16 @@ import WalletCrypto
 /// the reader's messages, `00..01` for the mdoc's) followed by the 4-byte big-endian
 /// message counter of that direction, starting at 1. Each direction's counter only moves
 /// forward, so a replayed, reordered or tampered message fails to decrypt (status 10).
-/// An actor, so that two callers can never encrypt under the same counter.
-public actor SessionEncryption {
-    /// The side this object encrypts for.
-    public nonisolated let role: SessionRole
+///
+/// A value: the session core that owns it is the only one to encrypt with it, and every
+/// operation that uses a counter is `mutating`, so a counter can never be used twice by
+/// the same value. (Copying it and encrypting with both copies would reuse IVs; the
+/// proximity sessions keep exactly one.)
+public struct SessionEncryption: Sendable {
+    /// The side this value encrypts for.
+    public let role: SessionRole
     /// The transcript the keys were derived from.
-    public nonisolated let sessionTranscript: SessionTranscript
+    public let sessionTranscript: SessionTranscript
 
     private let sendKey: SymmetricKey
     private let receiveKey: SymmetricKey
@@ -56,7 +60,7 @@ public actor SessionEncryption {
 
     /// Encrypts the next outgoing message (ciphertext || 16-byte tag).
     /// - Throws: `sessionTerminated` after ``terminate()``, `counterExhausted`, `crypto`.
-    public func encrypt(_ plaintext: [UInt8]) throws(MdocError) -> [UInt8] {
+    public mutating func encrypt(_ plaintext: [UInt8]) throws(MdocError) -> [UInt8] {
         guard !terminated else { throw .sessionTerminated }
         guard sendCounter != 0 else { throw .counterExhausted }
         let nonce = Self.nonce(sender: role, counter: sendCounter)
@@ -70,7 +74,7 @@ public actor SessionEncryption {
     /// rejected message does not disturb the ones that follow.
     /// - Throws: `decryptionFailed` (status 10) for a wrong key, a changed ciphertext or
     ///   tag, a replayed or reordered message; `sessionTerminated`; `counterExhausted`.
-    public func decrypt(_ message: [UInt8]) throws(MdocError) -> [UInt8] {
+    public mutating func decrypt(_ message: [UInt8]) throws(MdocError) -> [UInt8] {
         guard !terminated else { throw .sessionTerminated }
         guard receiveCounter != 0 else { throw .counterExhausted }
         let peer: SessionRole = role == .mdoc ? .reader : .mdoc
@@ -87,14 +91,14 @@ public actor SessionEncryption {
     }
 
     /// Encrypts `plaintext` into a SessionData message, optionally with a status.
-    public func sessionData(_ plaintext: [UInt8], status: SessionData.Status? = nil) throws(MdocError) -> SessionData {
+    public mutating func sessionData(_ plaintext: [UInt8], status: SessionData.Status? = nil) throws(MdocError) -> SessionData {
         SessionData(data: try encrypt(plaintext), status: status)
     }
 
     /// Reads a received SessionData: returns the decrypted data (nil when the message
     /// carries only a status). A status of 20 ends the session after its data is read;
     /// 10 or 11 are reported as `peerReportedError`.
-    public func open(_ message: SessionData) throws(MdocError) -> [UInt8]? {
+    public mutating func open(_ message: SessionData) throws(MdocError) -> [UInt8]? {
         let plaintext = try message.data.map { data throws(MdocError) in try decrypt(data) }
         if let status = message.status {
             if status == .sessionTermination {
@@ -108,7 +112,7 @@ public actor SessionEncryption {
     }
 
     /// Ends the session: no more messages are encrypted or decrypted.
-    public func terminate() { terminated = true }
+    public mutating func terminate() { terminated = true }
 
     /// True once the session ended.
     public var isTerminated: Bool { terminated }

@@ -1,37 +1,97 @@
 import CBOR
-import COSE
 import Foundation
 import Mdoc
 import WalletCrypto
 import WalletRuntime
 import WalletEncoding
 
-/// The holder's entry point to proximity presentation: creates QR, NFC and
-/// reverse (to-app) engagements, keeps exactly one of them active, and routes
-/// every event to its ``eventHub``.
+/// The holder's entry point to proximity presentation: creates QR, NFC and reverse
+/// (to-app) engagements, keeps exactly one of them active, and routes every event to
+/// its ``eventHub``.
 ///
-/// Several engagements may exist at once (NFC waiting in the background while
-/// a QR code is shown); the newest QR or to-app engagement becomes active, an
-/// NFC engagement becomes active when nothing else is, and an NFC handover
-/// takes over from a shown QR code. Each engagement has a fresh ephemeral key.
+/// The lifecycle, as the spec describes it:
+/// - several engagements may exist (NFC armed in the background while a QR code is
+///   shown); the newest QR or to-app engagement becomes active, NFC when nothing else
+///   is, and a reader connecting through NFC takes over from a shown QR code;
+/// - a session in progress keeps the screen: when a reader connects to one engagement
+///   the others are suspended (with `suspended` events) and refuse connections, an
+///   engagement created meanwhile waits suspended, and after the session all are
+///   resumed (`resumed` events); one created during the session becomes active then;
+/// - a finished session's terminal state stays visible until the app starts something
+///   new (creates or closes an engagement) or a reader connects to another engagement;
+/// - NFC stays armed for the app's lifetime: after each NFC session a fresh NFC
+///   engagement (new ephemeral key) is armed on ``nfc``;
+/// - ``closeQrEngagement()`` after a reader connected only closes the QR sheet: the
+///   session goes on;
+/// - waits are bounded (engagement timeout, connect timeout, message and provider
+///   timeouts), and a closed engagement's late connection is refused, never served.
+///
+/// The manager holds no strong reference to itself through its tasks: dropping the
+/// last reference to it ends its engagements.
 public actor MdocEngagementManager {
     /// The hub of every engagement's events and the UI projection.
     public nonisolated let eventHub: MdocEventHub
+    /// The NFC entry point for the platform's host card emulation service.
+    public nonisolated let nfc: NFCHostCardEmulation
+
     private let connector: any MdocTransportConnector
+    private let nfcSettings: NFCEngagementSettings
+    private let clock: any WalletClock
+    private let makeEphemeralKey: @Sendable () throws(ProximityError) -> ECPrivateKey
     private let active = StateStream<MdocEngagement?>(initial: nil)
 
+    private enum Stage { case armed, transferring, finished }
     private struct Entry {
         let engagement: MdocEngagement
-        var listener: (any MdocTransportListener)?
-        var task: Task<Void, Never>?
+        let config: EngagementConfig
+        let eDeviceKey: ECPrivateKey
+        var handover: Handover
+        var stage = Stage.armed
+        var listeners: [any MdocTransportListener] = []
+        var tasks: [Task<Void, Never>] = []
+        /// Suspended by the manager because another session transfers.
+        var autoSuspended = false
+        /// Created by the app while another session transferred: becomes active after it.
+        var activatesAfterTransfer = false
+        /// To-app and negotiated-BLE engagements connect instead of listening.
+        var connectEndpoint: TransportEndpoint?
+        var readerEngagement: ReaderEngagement?
+        var nfcListener: NFCDataTransferListener?
     }
     private var entries: [EngagementID: Entry] = [:]
     private var order: [EngagementID] = []
 
-    /// A manager whose engagements use `connector` (TCP on loopback by default).
-    public init(connector: any MdocTransportConnector = TCPConnector(), eventHub: MdocEventHub = MdocEventHub()) {
+    /// A manager whose engagements use `connector` (a platform BLE connector on a device;
+    /// the SDK's TCP and in-memory carriers in tests and tools), NFC engagements served
+    /// by ``nfc`` as `nfcSettings` say, and time from `clock`.
+    public init(connector: any MdocTransportConnector, nfcSettings: NFCEngagementSettings = NFCEngagementSettings(),
+                eventHub: MdocEventHub = MdocEventHub(), clock: any WalletClock = SystemClock()) {
+        self.init(connector: connector, nfcSettings: nfcSettings, eventHub: eventHub, clock: clock,
+                  ephemeralKeys: { () throws(ProximityError) -> ECPrivateKey in try EphemeralKey.generate() })
+    }
+
+    /// A manager whose ephemeral keys come from `ephemeralKeys` (tests reproducing
+    /// published vectors).
+    init(connector: any MdocTransportConnector, nfcSettings: NFCEngagementSettings, eventHub: MdocEventHub,
+         clock: any WalletClock, ephemeralKeys: @escaping @Sendable () throws(ProximityError) -> ECPrivateKey) {
         self.connector = connector
+        self.nfcSettings = nfcSettings
         self.eventHub = eventHub
+        self.clock = clock
+        self.makeEphemeralKey = ephemeralKeys
+        self.nfc = NFCHostCardEmulation(maxResponseDataLength: Int(min(nfcSettings.maxResponseDataLength, 65_536)))
+    }
+
+    deinit {
+        for entry in entries.values {
+            for task in entry.tasks { task.cancel() }
+            let listeners = entry.listeners
+            let transfer = entry.engagement.transferManager
+            Task {
+                for listener in listeners { await listener.close() }
+                await transfer?.close()
+            }
+        }
     }
 
     /// The active engagement: the current one first, then every change.
@@ -40,82 +100,80 @@ public actor MdocEngagementManager {
     /// Every open engagement, oldest first.
     public var engagements: [MdocEngagement] { order.compactMap { entries[$0]?.engagement } }
 
+    // MARK: Creating
+
     /// Creates an engagement of `type`.
     ///
-    /// `.qr` and `.nfc` listen for a reader on the connector; `.toApp` reads the
-    /// reader's engagement from `config.readerEngagementUri` and connects to it.
+    /// `.qr` listens on the connector; `.nfc` arms ``nfc`` (and the connector's
+    /// listener as a carrier); `.toApp` reads the reader's engagement from
+    /// `config.readerEngagementUri` and connects to it.
     @discardableResult
     public func createEngagement(_ type: EngagementType, config: EngagementConfig = EngagementConfig())
         async throws(ProximityError) -> MdocEngagement {
-        let eDeviceKey: ECPrivateKey
-        do { eDeviceKey = try ECPrivateKey.generate(curve: .p256) } catch {
-            throw .transportFailed("ephemeral key: \(error)")
-        }
+        let key = try makeEphemeralKey()
         let id = EngagementID()
+        let security = EngagementSecurity(eDeviceKey: key.publicKey)
+        let context = ConnectionContext(eDeviceKeyBytes: security.eDeviceKeyBytes)
         switch type {
-        case .qr, .nfc:
-            let listener = try await connector.listen()
-            let deviceEngagement = DeviceEngagement(security: EngagementSecurity(eDeviceKey: eDeviceKey.publicKey),
-                                                    deviceRetrievalMethods: [listener.endpoint.retrievalMethod])
-            let select = type == .nfc
-                ? NDEFMessage.handoverSelect(deviceEngagement: deviceEngagement, carrier: listener.endpoint.carrierRecord) : nil
-            let engagement = MdocEngagement(id: id, type: type, deviceEngagement: deviceEngagement,
-                                            qrCodeUri: type == .qr ? deviceEngagement.uri : nil, nfcHandoverSelect: select)
-            entries[id] = Entry(engagement: engagement, listener: listener)
-            order.append(id)
-            let becomesActive = type == .qr || activeID == nil
-            setActive(becomesActive ? id : activeID)
-            if type == .qr {
-                eventHub.publish(MdocEngagementEvent(engagementId: id, kind: .qrShow(qrCodeData: deviceEngagement.uri)))
-            } else {
-                eventHub.publish(MdocEngagementEvent(engagementId: id, kind: .nfcEngagement))
+        case .qr:
+            let listener = try await connector.listen(context: context)
+            let engagement = DeviceEngagement(security: security, deviceRetrievalMethods: [listener.endpoint.retrievalMethod])
+            let created = MdocEngagement(id: id, type: .qr, deviceEngagement: engagement, qrCodeUri: engagement.uri, nfcHandoverSelect: nil)
+            var entry = Entry(engagement: created, config: config, eDeviceKey: key, handover: .qr)
+            entry.listeners = [listener]
+            insert(entry, announcing: .qrShow(qrCodeData: engagement.uri))
+            startAccepting(id)
+            return created
+        case .nfc:
+            // One NFC engagement at a time: the entry point serves the newest.
+            for existing in order where entries[existing]?.engagement.type == .nfc && entries[existing]?.stage == .armed {
+                await close(existing)
             }
-            let handover: Handover = select.map { .nfc(handoverSelect: $0, handoverRequest: nil) } ?? .qr
-            entries[id]?.task = Task { [weak self] in
-                await self?.acceptLoop(id: id, listener: listener, config: config, eDeviceKey: eDeviceKey,
-                                       deviceEngagement: deviceEngagement, handover: handover)
-            }
-            return engagement
+            return try await armNFC(id: id, key: key, config: config)
         case .toApp:
-            guard let uri = config.readerEngagementUri else { throw .invalidEngagement("no reader engagement URI") }
-            let readerEngagement = try ReaderEngagementURI.parse(uri)
-            guard let endpoint = readerEngagement.connectionMethods.lazy.compactMap(TransportEndpoint.init(retrievalMethod:)).first else {
-                throw .invalidEngagement("no connection method this SDK can use")
+            guard let uri = config.readerEngagementUri else { throw .invalidEngagement(.missingReaderEngagementURI) }
+            let reader = try ReverseEngagement.readerEngagement(uri: uri)
+            guard let endpoint = reader.connectionMethods.lazy.map(TransportEndpoint.init(retrievalMethod:))
+                .first(where: connector.canConnect) else {
+                throw .invalidEngagement(.noUsableConnectionMethod)
             }
-            let deviceEngagement = DeviceEngagement(security: EngagementSecurity(eDeviceKey: eDeviceKey.publicKey))
-            let engagement = MdocEngagement(id: id, type: .toApp, deviceEngagement: deviceEngagement,
-                                            qrCodeUri: nil, nfcHandoverSelect: nil)
-            entries[id] = Entry(engagement: engagement)
-            order.append(id)
-            setActive(id)
-            entries[id]?.task = Task { [weak self] in
-                await self?.connectToReader(id: id, endpoint: endpoint, config: config, eDeviceKey: eDeviceKey,
-                                            deviceEngagement: deviceEngagement, readerEngagement: readerEngagement)
-            }
-            return engagement
+            let engagement = DeviceEngagement(security: security)
+            let created = MdocEngagement(id: id, type: .toApp, deviceEngagement: engagement, qrCodeUri: nil, nfcHandoverSelect: nil)
+            var entry = Entry(engagement: created, config: config, eDeviceKey: key, handover: ReverseEngagement.handover(for: reader))
+            entry.connectEndpoint = endpoint
+            entry.readerEngagement = reader
+            insert(entry, announcing: nil)
+            if !created.isSuspended { startConnecting(id) }
+            return created
         }
     }
 
     /// Suspends the active engagement: it refuses connections until resumed.
     public func suspend() {
-        guard let id = activeID, let engagement = entries[id]?.engagement else { return }
+        guard let id = activeID, let engagement = entries[id]?.engagement, !engagement.isSuspended else { return }
         engagement.setSuspended(true)
-        eventHub.publish(.engagement(MdocEngagementEvent(engagementId: id, kind: .suspended)), context: context)
+        publish(id, .suspended)
     }
 
     /// Resumes the active engagement.
     public func resume() {
-        guard let id = activeID, let engagement = entries[id]?.engagement else { return }
-        engagement.setSuspended(false)
-        eventHub.publish(.engagement(MdocEngagementEvent(engagementId: id, kind: .resumed)), context: context)
+        guard let id = activeID, let entry = entries[id], entry.engagement.isSuspended, !entry.autoSuspended else { return }
+        entry.engagement.setSuspended(false)
+        publish(id, .resumed)
     }
 
-    /// Closes every QR engagement (for example when the QR sheet is dismissed).
+    // MARK: Closing
+
+    /// Closes the QR sheet: QR engagements that no reader connected to are closed (as
+    /// are finished ones); a session a reader started through a QR code goes on.
     public func closeQrEngagement() async {
-        for id in order where entries[id]?.engagement.type == .qr { await close(id) }
+        for id in order where entries[id]?.engagement.type == .qr && entries[id]?.stage != .transferring {
+            await close(id)
+        }
     }
 
-    /// Closes every engagement; a request waiting for consent is declined.
+    /// Closes every engagement; a request waiting for consent is declined, any other
+    /// session in progress is canceled.
     public func closeAll() async {
         for id in order { await close(id) }
     }
@@ -124,122 +182,362 @@ public actor MdocEngagementManager {
     public func close(_ id: EngagementID) async {
         guard let entry = entries.removeValue(forKey: id) else { return }
         order.removeAll { $0 == id }
-        if let transfer = entry.engagement.transferManager { await transfer.close() }
-        await entry.listener?.close()
-        entry.task?.cancel()
-        if activeID == id {
-            let next = order.last(where: { entries[$0]?.engagement.type == .nfc }) ?? order.last
-            active.send(next.flatMap { entries[$0]?.engagement })
+        for task in entry.tasks { task.cancel() }
+        if entry.engagement.type == .nfc { await nfc.disarm(id) }
+        if let transfer = entry.engagement.transferManager {
+            if await transfer.phase == .awaitingConsent { try? await transfer.decline() } else { await transfer.close() }
         }
-        eventHub.publish(.engagement(MdocEngagementEvent(engagementId: id, kind: .closed)), context: context)
+        for listener in entry.listeners { await listener.close() }
+        if activeID == id { active.send(nextActive().flatMap { entries[$0]?.engagement }) }
+        publish(id, .closed)
+        eventHub.prune(id)
     }
 
-    // MARK: Internals
+    // MARK: Internals: state
 
     private var activeID: EngagementID? { active.current?.id }
 
     private var context: EngagementContext {
         var engagements: [EngagementID: EngagementContext.Entry] = [:]
         for (id, entry) in entries {
-            engagements[id] = .init(type: entry.engagement.type, isSuspended: entry.engagement.isSuspended)
+            engagements[id] = .init(type: entry.engagement.type, isSuspended: entry.engagement.isSuspended,
+                                    qrCodeData: entry.engagement.qrCodeUri)
         }
         return EngagementContext(engagements: engagements, activeId: activeID)
     }
 
-    private func setActive(_ id: EngagementID?) {
-        if active.current?.id != id { active.send(id.flatMap { entries[$0]?.engagement }) }
-        eventHub.updateContext(context)
+    private func publish(_ id: EngagementID, _ kind: MdocEngagementEvent.Kind) {
+        eventHub.publish(.engagement(MdocEngagementEvent(engagementId: id, time: clock.now, kind: kind)), context: context)
     }
 
-    private func acceptLoop(id: EngagementID, listener: any MdocTransportListener, config: EngagementConfig,
-                            eDeviceKey: ECPrivateKey, deviceEngagement: DeviceEngagement, handover: Handover) async {
-        while true {
-            let transport: any MdocTransport
-            do {
-                transport = try await listener.accept(timeout: config.engagementTimeout)
-            } catch {
-                if entries[id] != nil, error != .connectionClosed {
-                    eventHub.publish(MdocEngagementEvent(engagementId: id, kind: .error(reason: error.description)))
-                }
-                return
-            }
-            guard let engagement = entries[id]?.engagement else { await transport.close(); return }
-            // A suspended engagement, or one whose session already started, refuses connections.
-            if engagement.isSuspended || engagement.transferManager != nil {
-                await transport.close()
-                continue
-            }
-            await listener.close()
-            if engagement.type == .nfc {
-                // The reader read the Handover Select over NFC and connected: NFC takes over,
-                // in one step with the event (the NFC background flow).
-                for other in entries.values where other.engagement.id != id { other.engagement.setSuspended(true) }
-                active.send(engagement)
-                eventHub.publish(.engagement(MdocEngagementEvent(engagementId: id, kind: .connected(transport.transmissionType))),
-                                 context: context)
-            } else {
-                if activeID != id { active.send(engagement) }
-                eventHub.publish(.engagement(MdocEngagementEvent(engagementId: id, kind: .connecting(transport.transmissionType))),
-                                 context: context)
-            }
-            let transfer = TransferManager(engagementId: id, transport: transport, hub: eventHub, config: config,
-                                           eDeviceKey: eDeviceKey, deviceEngagement: deviceEngagement, handover: handover)
-            engagement.setTransferManager(transfer)
-            await transfer.start()
+    private var isTransferring: Bool { entries.values.contains { $0.stage == .transferring } }
+
+    /// The engagement to show after `closed` left: a waiting NFC one, else the newest.
+    private func nextActive() -> EngagementID? {
+        order.last { entries[$0]?.engagement.type == .nfc && entries[$0]?.stage == .armed } ?? order.last
+    }
+
+    /// Adds an engagement. While another session transfers it waits suspended;
+    /// otherwise finished sessions leave the screen and it becomes active as the rules say.
+    private func insert(_ entry: Entry, announcing kind: MdocEngagementEvent.Kind?, byApp: Bool = true) {
+        let id = entry.engagement.id
+        let deferred = isTransferring
+        if !deferred, byApp {
+            for finished in order where entries[finished]?.stage == .finished { drop(finished) }
+        }
+        entries[id] = entry
+        order.append(id)
+        if deferred {
+            entry.engagement.setSuspended(true)
+            entries[id]?.autoSuspended = true
+            entries[id]?.activatesAfterTransfer = byApp && entry.engagement.type != .nfc
+            if let kind { publish(id, kind) }
+            publish(id, .suspended)
             return
         }
+        let becomesActive = entry.engagement.type != .nfc || activeID == nil
+        if becomesActive, activeID != id { active.send(entry.engagement) }
+        eventHub.updateContext(context)   // the new engagement's first state, then its announcement
+        if let kind { publish(id, kind) }
     }
 
-    private func connectToReader(id: EngagementID, endpoint: TransportEndpoint, config: EngagementConfig,
-                                 eDeviceKey: ECPrivateKey, deviceEngagement: DeviceEngagement,
-                                 readerEngagement: ReaderEngagement) async {
-        eventHub.publish(MdocEngagementEvent(engagementId: id, kind: .connecting(endpoint.transmissionType)))
-        do {
-            let transport = try await connector.connect(to: endpoint, timeout: config.messageTimeout)
-            // Reverse engagement: the mdoc's first message carries its DeviceEngagement.
-            try await transport.send(ReaderEngagementURI.deviceEngagementMessage(deviceEngagement))
-            guard let engagement = entries[id]?.engagement else { await transport.close(); return }
-            let transfer = TransferManager(engagementId: id, transport: transport, hub: eventHub, config: config,
-                                           eDeviceKey: eDeviceKey, deviceEngagement: deviceEngagement,
-                                           handover: ReaderEngagementURI.handover(for: readerEngagement))
-            engagement.setTransferManager(transfer)
-            await transfer.start()
-        } catch {
-            eventHub.publish(MdocEngagementEvent(engagementId: id, kind: .error(reason: error.description)))
+    /// Forgets a finished engagement without events (its session already ended).
+    private func drop(_ id: EngagementID) {
+        guard entries.removeValue(forKey: id) != nil else { return }
+        order.removeAll { $0 == id }
+        if activeID == id { active.send(nil) }
+        eventHub.prune(id)
+    }
+
+    // MARK: Internals: NFC
+
+    private func armNFC(id: EngagementID, key: ECPrivateKey, config: EngagementConfig,
+                        byApp: Bool = true) async throws(ProximityError) -> MdocEngagement {
+        let security = EngagementSecurity(eDeviceKey: key.publicKey)
+        let engagement = DeviceEngagement(security: security)
+        var listeners: [any MdocTransportListener] = []
+        var carriers: [HandoverCarrier] = []
+        let nfcEndpoint = TransportEndpoint.nfc(maxCommandDataLength: nfcSettings.maxCommandDataLength,
+                                                maxResponseDataLength: nfcSettings.maxResponseDataLength)
+        let nfcListener = nfcSettings.offersNFCDataTransfer ? NFCDataTransferListener(endpoint: nfcEndpoint, clock: clock) : nil
+        var select: [UInt8]?
+        if nfcSettings.handover == .static {
+            if nfcSettings.offersConnector {
+                let listener = try await connector.listen(context: ConnectionContext(eDeviceKeyBytes: security.eDeviceKeyBytes))
+                listeners.append(listener)
+                if let carrier = HandoverCarrier(mdocRetrievalMethod: listener.endpoint.retrievalMethod) { carriers.append(carrier) }
+            }
+            if let nfcListener {
+                listeners.append(nfcListener)
+                if let carrier = HandoverCarrier(mdocRetrievalMethod: nfcEndpoint.retrievalMethod) { carriers.append(carrier) }
+            }
+            select = try ConnectionHandover.handoverSelect(deviceEngagement: engagement, carriers: carriers)
+        }
+        let created = MdocEngagement(id: id, type: .nfc, deviceEngagement: engagement, qrCodeUri: nil, nfcHandoverSelect: select)
+        var entry = Entry(engagement: created, config: config, eDeviceKey: key,
+                          handover: select.map { .nfc(handoverSelect: $0, handoverRequest: nil) } ?? .qr)
+        entry.listeners = listeners
+        entry.nfcListener = nfcListener
+        insert(entry, announcing: .nfcEngagement, byApp: byApp)
+        if !listeners.isEmpty { startAccepting(id) }
+        let tagHandover: NFCTagCore.Handover
+        var negotiation: (@Sendable (HandoverRequest) async -> [UInt8]?)?
+        if let select {
+            tagHandover = .staticSelect(select)
+        } else {
+            tagHandover = .negotiated
+            negotiation = { [weak self] request in await self?.negotiate(id, request) }
+        }
+        let onHandover: @Sendable ([UInt8], [UInt8]?) -> Void = { [weak self] select, request in
+            Task { await self?.handoverCompleted(id, select: select, request: request) }
+        }
+        let onDataTransfer: @Sendable (NFCDataTransferLink) -> Void = { link in nfcListener?.offer(link) }
+        let arming = NFCArming(engagementId: id, handover: tagHandover, clock: clock, negotiate: negotiation,
+                               onHandover: onHandover, onDataTransfer: onDataTransfer)
+        await nfc.arm(arming)
+        return created
+    }
+
+    /// Negotiated handover: picks a carrier of the reader's request this side can use
+    /// and answers with the Handover Select (ISO 18013-5 §8.2.2.1).
+    private func negotiate(_ id: EngagementID, _ request: HandoverRequest) async -> [UInt8]? {
+        guard let entry = entries[id], entry.stage == .armed, !entry.engagement.isSuspended else { return nil }
+        for (_, carrier) in request.carriers {
+            switch carrier {
+            case .nfc where entry.nfcListener != nil:
+                guard let listener = entry.nfcListener,
+                      let offered = HandoverCarrier(mdocRetrievalMethod: listener.endpoint.retrievalMethod),
+                      let select = try? ConnectionHandover.handoverSelect(deviceEngagement: entry.engagement.deviceEngagement,
+                                                                           carriers: [offered]) else { continue }
+                entries[id]?.listeners = [listener]
+                settle(id, select: select, request: request.encodedBytes)
+                startAccepting(id)
+                return select
+            case .ble(let offer) where nfcSettings.offersConnector:
+                // The reader as GATT server (its role includes peripheral): the mdoc is the
+                // central client and connects to the reader's UUID.
+                guard let uuid = offer.serviceUUID, offer.role != .centralOnly else { continue }
+                let endpoint = TransportEndpoint.ble(.init(peripheralServerMode: false, centralClientMode: true, centralClientUUID: uuid.bytes))
+                guard connector.canConnect(to: endpoint) else { continue }
+                let address = (connector as? BLEConnector)?.peripheralAddress.flatMap { $0.count == 6 ? $0 + [0x01] : nil }
+                let answer = HandoverCarrier.ble(BLEOutOfBandData(deviceAddress: address, role: .centralOnly))
+                guard let select = try? ConnectionHandover.handoverSelect(deviceEngagement: entry.engagement.deviceEngagement,
+                                                                          carriers: [answer]) else { continue }
+                entries[id]?.connectEndpoint = endpoint
+                settle(id, select: select, request: request.encodedBytes)
+                return select
+            default:
+                continue
+            }
+        }
+        return nil
+    }
+
+    private func settle(_ id: EngagementID, select: [UInt8], request: [UInt8]) {
+        entries[id]?.handover = .nfc(handoverSelect: select, handoverRequest: request)
+        entries[id]?.engagement.setHandoverSelect(select)
+    }
+
+    /// The reader read the whole Handover Select.
+    private func handoverCompleted(_ id: EngagementID, select: [UInt8], request: [UInt8]?) {
+        guard let entry = entries[id], entry.stage == .armed, entry.connectEndpoint != nil,
+              entry.tasks.isEmpty else { return }
+        startConnecting(id)
+    }
+
+    // MARK: Internals: connections
+
+    private func startAccepting(_ id: EngagementID) {
+        guard let entry = entries[id] else { return }
+        let listeners = entry.listeners
+        let timeout = entry.config.engagementTimeout
+        let task = Task { [weak self] in
+            let result = await Self.acceptFirst(listeners, timeout: timeout)
+            guard let self else {
+                if case .success(let transport) = result { await transport.close() }
+                return
+            }
+            await self.accepted(id, result)
+        }
+        entries[id]?.tasks.append(task)
+    }
+
+    /// The first connection any of `listeners` accepts (the others stop waiting).
+    private static func acceptFirst(_ listeners: [any MdocTransportListener], timeout: Duration?) async
+        -> Result<any MdocTransport, ProximityError> {
+        await withTaskGroup(of: Result<any MdocTransport, ProximityError>.self) { group in
+            for listener in listeners {
+                group.addTask {
+                    do throws(ProximityError) { return .success(try await listener.accept(timeout: timeout)) } catch { return .failure(error) }
+                }
+            }
+            var failure = ProximityError.connectionClosed
+            var winner: (any MdocTransport)?
+            while let result = await group.next() {
+                switch result {
+                case .success(let transport):
+                    if winner == nil {
+                        winner = transport
+                        group.cancelAll()
+                    } else {
+                        await transport.close()
+                    }
+                case .failure(let error):
+                    if error != .cancelled { failure = error }
+                }
+            }
+            return winner.map { .success($0) } ?? .failure(failure)
         }
     }
-}
 
-/// Reverse engagement helpers (ISO 18013-7 reader engagement via a scanned URI).
-public enum ReaderEngagementURI {
-    /// The URI scheme prefix.
-    public static let scheme = "mdoc-reader:"
-
-    /// Parses an `mdoc-reader:` URI into its ReaderEngagement.
-    public static func parse(_ uri: String) throws(ProximityError) -> ReaderEngagement {
-        guard uri.hasPrefix(scheme), let bytes = Base64URL.decode(String(uri.dropFirst(scheme.count))) else {
-            throw .invalidEngagement("not an mdoc-reader: URI")
+    private func accepted(_ id: EngagementID, _ result: Result<any MdocTransport, ProximityError>) async {
+        // The engagement may have been closed while the accept waited.
+        guard let entry = entries[id], entry.stage == .armed else {
+            if case .success(let transport) = result { await transport.close() }
+            return
         }
-        do { return try ReaderEngagement(encoded: bytes) } catch { throw .invalidEngagement("\(error)") }
-    }
-
-    /// The mdoc's first message in reverse engagement: `{"deviceEngagementBytes": #6.24(bstr)}`.
-    public static func deviceEngagementMessage(_ engagement: DeviceEngagement) -> [UInt8] {
-        CBOR.map(["deviceEngagementBytes": CBOR.embedded(encodedBytes: engagement.encodedBytes)]).encoded()
-    }
-
-    /// Reads the mdoc's first message in reverse engagement.
-    public static func parseDeviceEngagementMessage(_ bytes: [UInt8]) throws(ProximityError) -> DeviceEngagement {
-        guard let item = try? CBOR.decodeItem(bytes), let tagged = item["deviceEngagementBytes"],
-              tagged.tag == 24, let content = tagged.content?.value.bytesValue else {
-            throw .invalidMessage("not a device engagement message")
+        entries[id]?.tasks.removeAll()
+        switch result {
+        case .failure(let error):
+            // The engagement can no longer be reached: stop listening.
+            for listener in entry.listeners { await listener.close() }
+            guard entries[id]?.stage == .armed else { return }
+            entries[id]?.listeners = []
+            guard error != .connectionClosed, error != .cancelled else { return }
+            entries[id]?.stage = .finished
+            publish(id, .error(error))
+            if entry.engagement.type == .nfc { await rearmNFC(after: id) }
+        case .success(let transport):
+            if entry.engagement.isSuspended {
+                // Suspended engagements refuse readers and keep listening.
+                await transport.close()
+                if entries[id]?.stage == .armed { startAccepting(id) }
+                return
+            }
+            for listener in entry.listeners { await listener.close() }
+            guard entries[id]?.stage == .armed else {
+                await transport.close()
+                return
+            }
+            entries[id]?.listeners = []
+            await begin(id, transport: transport)
         }
-        do { return try DeviceEngagement(encoded: content) } catch { throw .invalidMessage("\(error)") }
     }
 
-    /// The handover of a reverse-engaged session: `[ReaderEngagementBytes]`, binding
-    /// the reader's engagement, as received, into the SessionTranscript.
-    public static func handover(for engagement: ReaderEngagement) -> Handover {
-        .other(.array([CBOR.embedded(encodedBytes: engagement.encodedBytes)]))
+    private func startConnecting(_ id: EngagementID) {
+        guard let entry = entries[id], let endpoint = entry.connectEndpoint else { return }
+        let reverse = entry.readerEngagement != nil
+        let engagement = entry.engagement.deviceEngagement
+        let timeout = entry.config.connectTimeout
+        // In reverse engagement the reader cannot know EDeviceKey beforehand, so there is no
+        // BLE Ident to check; after a negotiated handover it read it from the Handover Select.
+        let context = reverse ? ConnectionContext() : ConnectionContext(eDeviceKeyBytes: engagement.security.eDeviceKeyBytes)
+        if reverse, let type = endpoint.transmissionType { publish(id, .connecting(type)) }
+        let task = Task { [weak self, connector] in
+            var result: Result<any MdocTransport, ProximityError>
+            do throws(ProximityError) {
+                let transport = try await connector.connect(to: endpoint, context: context, timeout: timeout)
+                result = .success(transport)
+                if reverse {
+                    // Reverse engagement: the mdoc's first message carries its DeviceEngagement.
+                    do throws(ProximityError) { try await transport.send(ReverseEngagement.deviceEngagementMessage(engagement)) } catch {
+                        await transport.close()
+                        result = .failure(error)
+                    }
+                }
+            } catch {
+                result = .failure(error)
+            }
+            guard let self else {
+                if case .success(let transport) = result { await transport.close() }
+                return
+            }
+            await self.connected(id, result)
+        }
+        entries[id]?.tasks.append(task)
+    }
+
+    private func connected(_ id: EngagementID, _ result: Result<any MdocTransport, ProximityError>) async {
+        // A closed engagement neither starts a session nor reports an error.
+        guard entries[id]?.stage == .armed else {
+            if case .success(let transport) = result { await transport.close() }
+            return
+        }
+        entries[id]?.tasks.removeAll()
+        switch result {
+        case .failure(let error):
+            entries[id]?.stage = .finished
+            publish(id, .error(error))
+        case .success(let transport):
+            await begin(id, transport: transport)
+        }
+    }
+
+    /// A reader connected: the session starts and takes the screen.
+    private func begin(_ id: EngagementID, transport: any MdocTransport) async {
+        guard let entry = entries[id] else {
+            await transport.close()
+            return
+        }
+        entries[id]?.stage = .transferring
+        // The connection and the switch of the active engagement are one UI step.
+        if activeID != id { active.send(entry.engagement) }
+        if entry.engagement.type == .nfc {
+            publish(id, .connected(transport.transmissionType))
+        } else if entry.readerEngagement == nil {
+            publish(id, .connecting(transport.transmissionType))
+        }
+        for other in order where other != id {
+            guard let otherEntry = entries[other], otherEntry.stage == .armed, !otherEntry.engagement.isSuspended else { continue }
+            otherEntry.engagement.setSuspended(true)
+            entries[other]?.autoSuspended = true
+            publish(other, .suspended)
+        }
+        let core = HolderSessionCore(
+            eDeviceKey: entry.eDeviceKey, deviceEngagement: entry.engagement.deviceEngagement,
+            handover: entries[id]?.handover ?? entry.handover,
+            expectedReaderKey: entry.readerEngagement?.security.eDeviceKeyEncoded,
+            readerTrustAnchors: entry.config.readerTrustAnchors,
+            messageTimeout: entry.config.messageTimeout, providerTimeout: entry.config.providerTimeout)
+        let transfer = TransferManager(engagementId: id, transport: transport, hub: eventHub, clock: clock, core: core,
+                                       providerTimeout: entry.config.providerTimeout)
+        entry.engagement.setTransferManager(transfer)
+        await transfer.start()
+        let monitor = Task { [weak self] in
+            await transfer.waitUntilEnded()
+            await self?.transferEnded(id)
+        }
+        entries[id]?.tasks.append(monitor)
+    }
+
+    /// The session ended: its terminal state stays; the others resume; NFC is re-armed.
+    private func transferEnded(_ id: EngagementID) async {
+        guard let entry = entries[id], entry.stage == .transferring else { return }
+        entries[id]?.stage = .finished
+        entries[id]?.tasks.removeAll()
+        var activate: EngagementID?
+        for other in order where entries[other]?.autoSuspended == true {
+            guard let otherEntry = entries[other] else { continue }
+            entries[other]?.autoSuspended = false
+            otherEntry.engagement.setSuspended(false)
+            publish(other, .resumed)
+            if otherEntry.activatesAfterTransfer {
+                entries[other]?.activatesAfterTransfer = false
+                activate = other
+                if otherEntry.connectEndpoint != nil, otherEntry.readerEngagement != nil { startConnecting(other) }
+            }
+        }
+        if let activate, let engagement = entries[activate]?.engagement {
+            active.send(engagement)
+            eventHub.updateContext(context)
+        }
+        if entry.engagement.type == .nfc { await rearmNFC(after: id) }
+    }
+
+    /// Arms a fresh NFC engagement after one finished, in the background.
+    private func rearmNFC(after id: EngagementID) async {
+        guard let config = entries[id]?.config else { return }
+        guard let key = try? makeEphemeralKey() else { return }
+        _ = try? await armNFC(id: EngagementID(), key: key, config: config, byApp: false)
     }
 }

@@ -2,9 +2,9 @@ import Foundation
 
 /// An event in the engagement part of a session (state orders 0-99, final
 /// events 200 and above).
-public struct MdocEngagementEvent: Hashable, Sendable {
+public struct MdocEngagementEvent: Equatable, Sendable {
     /// What happened.
-    public enum Kind: Hashable, Sendable {
+    public enum Kind: Equatable, Sendable {
         /// The QR code is shown; `qrCodeData` is the `mdoc:` URI to render.
         case qrShow(qrCodeData: String)
         /// The NFC engagement is ready for a reader's tap.
@@ -21,8 +21,8 @@ public struct MdocEngagementEvent: Hashable, Sendable {
         case disconnected
         /// The engagement was closed by the app.
         case closed
-        /// The engagement failed.
-        case error(reason: String)
+        /// The engagement failed (a listener or connect error, a timeout).
+        case error(ProximityError)
     }
 
     /// The engagement this event belongs to.
@@ -33,7 +33,7 @@ public struct MdocEngagementEvent: Hashable, Sendable {
     public let kind: Kind
 
     /// Creates an event.
-    public init(engagementId: EngagementID, time: Date = Date(), kind: Kind) {
+    public init(engagementId: EngagementID, time: Date, kind: Kind) {
         self.engagementId = engagementId
         self.time = time
         self.kind = kind

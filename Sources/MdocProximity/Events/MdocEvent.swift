@@ -1,7 +1,7 @@
 import Foundation
 
 /// Any event of the hub: an engagement event or a retrieval (transfer) event.
-public enum MdocEvent: Hashable, Sendable {
+public enum MdocEvent: Equatable, Sendable {
     /// An engagement event.
     case engagement(MdocEngagementEvent)
     /// A retrieval event.
@@ -44,7 +44,7 @@ public enum MdocEvent: Hashable, Sendable {
 }
 
 /// An event with its position in the hub's timeline.
-public struct SequencedEvent: Hashable, Sendable {
+public struct SequencedEvent: Equatable, Sendable {
     /// Strictly increasing over the hub's lifetime (never reused, also not after clearing).
     public let sequenceNumber: UInt64
     /// The event.

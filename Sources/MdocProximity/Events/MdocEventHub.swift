@@ -176,20 +176,17 @@ public final class MdocEventHub: Sendable {
         }
     }
 
-    // MARK: Publishing (the manager and sessions)
-
-    /// Publishes an event: records it, tells every subscriber, updates the projection.
-    public func publish(_ event: MdocEvent) { publish(event, context: nil) }
+    // MARK: Publishing (the manager and sessions; not API)
 
     /// Publishes an engagement event.
-    public func publish(_ event: MdocEngagementEvent) { publish(.engagement(event), context: nil) }
+    func publish(_ event: MdocEngagementEvent) { publish(.engagement(event), context: nil) }
 
     /// Publishes a transfer event.
-    public func publish(_ event: MdocRetrievalEvent) { publish(.transfer(event), context: nil) }
+    func publish(_ event: MdocRetrievalEvent) { publish(.transfer(event), context: nil) }
 
     /// Replaces the engagement context (which engagements exist, which is active,
-    /// which are suspended) and updates the UI state once.
-    public func updateContext(_ context: EngagementContext) {
+    /// which are suspended) and recomputes the UI state.
+    func updateContext(_ context: EngagementContext) {
         state.withLock { state in
             state.projector.update(context: context)
             sendUiState(state.projector.state)
@@ -198,7 +195,7 @@ public final class MdocEventHub: Sendable {
 
     /// Publishes `event` and, in the same step, replaces the context, so that a
     /// change of the active engagement and the event that caused it give one UI state.
-    public func publish(_ event: MdocEvent, context: EngagementContext?) {
+    func publish(_ event: MdocEvent, context: EngagementContext?) {
         state.withLock { state in
             if let context { state.projector.update(context: context) }
             let sequenced = SequencedEvent(sequenceNumber: state.nextSequence, event: event)
@@ -218,6 +215,17 @@ public final class MdocEventHub: Sendable {
             events.publish(event)
             if let sessionEvent = state.projector.apply(event) { sessionEventBroadcast.publish(sessionEvent) }
             sendUiState(state.projector.state)
+        }
+    }
+
+    /// Drops a closed engagement from the per-engagement maps (its events stay in the
+    /// bounded history until they age out).
+    func prune(_ id: EngagementID) {
+        state.withLock { _ in
+            Self.remove(id, from: latestEngagement)
+            Self.remove(id, from: latestTransfer)
+            Self.remove(id, from: engagementStates)
+            Self.remove(id, from: transferStates)
         }
     }
 

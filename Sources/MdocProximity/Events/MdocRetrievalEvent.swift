@@ -2,9 +2,9 @@ import Foundation
 
 /// An event in the data-retrieval (transfer) part of a session (state orders
 /// 100-199, final events 200 and above).
-public struct MdocRetrievalEvent: Hashable, Sendable {
+public struct MdocRetrievalEvent: Equatable, Sendable {
     /// What happened.
-    public enum Kind: Hashable, Sendable {
+    public enum Kind: Equatable, Sendable {
         /// The carrier for the transfer was chosen.
         case transmissionTypeSelected(TransmissionType)
         /// The session channel is up (SessionEstablishment exchanged or about to be).
@@ -24,6 +24,8 @@ public struct MdocRetrievalEvent: Hashable, Sendable {
         case sessionTerminationSend
         /// The reader ended the session (status 20 or a closed channel).
         case sessionTerminationReceived(afterResponse: Bool)
+        /// The app cancelled the session (status 20 was sent).
+        case cancelled
         /// The transfer failed.
         case error(ProximityError)
     }
@@ -36,7 +38,7 @@ public struct MdocRetrievalEvent: Hashable, Sendable {
     public let kind: Kind
 
     /// Creates an event.
-    public init(engagementId: EngagementID, time: Date = Date(), kind: Kind) {
+    public init(engagementId: EngagementID, time: Date, kind: Kind) {
         self.engagementId = engagementId
         self.time = time
         self.kind = kind
@@ -57,6 +59,7 @@ public struct MdocRetrievalEvent: Hashable, Sendable {
         case .sessionDataSend: return .sessionDataSent
         case .sessionTerminationSend: return .completed
         case .sessionTerminationReceived: return .terminatedByReader
+        case .cancelled: return .cancelled
         case .error: return .failed
         }
     }
@@ -85,6 +88,8 @@ public enum MdocTransferState: String, Hashable, Sendable, CaseIterable {
     case declined
     /// The reader ended the session (final).
     case terminatedByReader
+    /// The app cancelled the session (final).
+    case cancelled
     /// The transfer failed (final).
     case failed
 
@@ -100,6 +105,7 @@ public enum MdocTransferState: String, Hashable, Sendable, CaseIterable {
         case .completed: return 200
         case .declined: return 210
         case .terminatedByReader: return 220
+        case .cancelled: return 230
         case .failed: return 250
         }
     }

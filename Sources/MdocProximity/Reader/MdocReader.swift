@@ -3,68 +3,86 @@ import COSE
 import Foundation
 import Mdoc
 import WalletCrypto
+import WalletRuntime
 
-/// The verifier's side of a proximity session, for tests, demos and reader
-/// apps: engage (from a QR URI, an NFC Handover Select, or by offering a
-/// ReaderEngagement for reverse engagement), send DeviceRequests, verify the
-/// DeviceResponses with the Mdoc module, end the session.
+/// The verifier's side of a proximity session, for tests, demos and reader apps: a
+/// thin driver around ``ReaderSessionCore``. It engages (from a QR URI, from NFC over
+/// an ``APDUChannel`` with static or negotiated handover, or by offering a
+/// ReaderEngagement for reverse engagement), sends DeviceRequests, verifies the
+/// DeviceResponses with the Mdoc module at the clock's time, and ends the session.
 public actor MdocReader {
     private let connector: any MdocTransportConnector
     private let trustAnchors: [X509Certificate]
     private let messageTimeout: Duration
+    private let clock: any WalletClock
     private let eReaderKey: ECPrivateKey
 
     private var transport: (any MdocTransport)?
-    private var encryption: SessionEncryption?
-    private var deviceEngagement: DeviceEngagement?
-    private var handover: Handover = .qr
-    private var established = false
+    private var core: ReaderSessionCore?
     private var listener: (any MdocTransportListener)?
     private var readerEngagement: ReaderEngagement?
 
     /// The session transcript, once engaged.
-    public private(set) var sessionTranscript: SessionTranscript?
+    public var sessionTranscript: SessionTranscript? { core?.sessionTranscript }
 
-    /// A reader trusting `trustAnchors` (IACA roots) and using `connector`.
-    public init(connector: any MdocTransportConnector = TCPConnector(), trustAnchors: [X509Certificate],
-                messageTimeout: Duration = .seconds(30)) throws(ProximityError) {
+    /// A reader trusting `trustAnchors` (IACA roots) that reaches holders with `connector`.
+    public init(connector: any MdocTransportConnector, trustAnchors: [X509Certificate],
+                messageTimeout: Duration = .seconds(30), clock: any WalletClock = SystemClock()) throws(ProximityError) {
         self.connector = connector
         self.trustAnchors = trustAnchors
         self.messageTimeout = messageTimeout
-        do { eReaderKey = try ECPrivateKey.generate(curve: .p256) } catch { throw .transportFailed("ephemeral key: \(error)") }
+        self.clock = clock
+        eReaderKey = try EphemeralKey.generate()
     }
-
-    private var eReaderKeyEncoded: [UInt8] { COSEKey(publicKey: .ec(eReaderKey.publicKey)).encoded() }
 
     /// Engages from the holder's `mdoc:` QR code and connects.
     public func engage(qrCodeUri uri: String) async throws(ProximityError) {
         let engagement: DeviceEngagement
-        do { engagement = try DeviceEngagement(uri: uri) } catch { throw .invalidEngagement("\(error)") }
-        try await connect(engagement, handover: .qr)
-    }
-
-    /// Engages from an NFC static handover: the Handover Select read from the holder.
-    public func engage(nfcHandoverSelect select: [UInt8]) async throws(ProximityError) {
-        let (engagement, _) = try NDEFMessage.parseHandoverSelect(select)
-        try await connect(engagement, handover: .nfc(handoverSelect: select, handoverRequest: nil))
-    }
-
-    private func connect(_ engagement: DeviceEngagement, handover: Handover) async throws(ProximityError) {
-        guard let endpoint = engagement.deviceRetrievalMethods.lazy.compactMap(TransportEndpoint.init(retrievalMethod:)).first else {
-            throw .invalidEngagement("no retrieval method this reader can use")
+        do { engagement = try DeviceEngagement(uri: uri) } catch {
+            throw error == .invalidEngagementURI ? .invalidEngagement(.invalidURI) : .invalidEngagement(.unreadable(error))
         }
-        transport = try await connector.connect(to: endpoint, timeout: messageTimeout)
-        try setUp(engagement, handover: handover)
+        try await connect(engagement, methods: engagement.deviceRetrievalMethods, handover: .qr)
     }
 
-    private func setUp(_ engagement: DeviceEngagement, handover: Handover) throws(ProximityError) {
-        deviceEngagement = engagement
-        self.handover = handover
-        sessionTranscript = SessionTranscript(deviceEngagement: engagement, eReaderKeyEncoded: eReaderKeyEncoded, handover: handover)
+    /// Engages from a Handover Select read over NFC (static handover).
+    public func engage(nfcHandoverSelect select: [UInt8]) async throws(ProximityError) {
+        let parsed = try ConnectionHandover.parseHandoverSelect(select)
+        try await connect(parsed.deviceEngagement, methods: Self.methods(of: parsed, readerUUID: nil),
+                          handover: .nfc(handoverSelect: select, handoverRequest: nil))
     }
 
-    /// Offers a ReaderEngagement for reverse engagement: listens and returns the
-    /// `mdoc-reader:` URI to show as a QR code. Call ``awaitHolder(timeout:)`` next.
+    /// Engages over NFC: reads the mdoc's NDEF file on `channel` (static handover), or
+    /// negotiates with `handoverRequest` when the mdoc offers negotiated handover; then
+    /// connects with the carrier chosen.
+    public func engage(nfc channel: any APDUChannel, handoverRequest: [UInt8]? = nil) async throws(ProximityError) {
+        let outcome = try await NFCReaderEngagement.engage(over: channel, request: handoverRequest)
+        var readerUUID: UUID?
+        if let handoverRequest {
+            for (_, carrier) in try ConnectionHandover.parseHandoverRequest(handoverRequest).carriers {
+                if case .ble(let data) = carrier { readerUUID = data.serviceUUID }
+            }
+        }
+        try await connect(outcome.select.deviceEngagement, methods: Self.methods(of: outcome.select, readerUUID: readerUUID),
+                          handover: .nfc(handoverSelect: outcome.select.encodedBytes, handoverRequest: outcome.request))
+    }
+
+    private static func methods(of select: HandoverSelect, readerUUID: UUID?) -> [DeviceRetrievalMethod] {
+        select.carriers.compactMap { $0.carrier.mdocRetrievalMethod(readerUUID: readerUUID) }
+    }
+
+    private func connect(_ engagement: DeviceEngagement, methods: [DeviceRetrievalMethod], handover: Handover) async throws(ProximityError) {
+        guard core == nil else { throw .invalidState(.alreadyEngaged) }
+        guard let endpoint = methods.lazy.map(TransportEndpoint.init(retrievalMethod:)).first(where: connector.canConnect) else {
+            throw .invalidEngagement(.noUsableConnectionMethod)
+        }
+        let session = try ReaderSessionCore(eReaderKey: eReaderKey, deviceEngagement: engagement, handover: handover)
+        transport = try await connector.connect(to: endpoint, context: ConnectionContext(eDeviceKeyBytes: engagement.security.eDeviceKeyBytes),
+                                                timeout: messageTimeout)
+        core = session
+    }
+
+    /// Offers a ReaderEngagement for reverse engagement: listens and returns the `mdoc:`
+    /// URI to show as a QR code. Call ``awaitHolder(timeout:)`` next.
     public func offerReverseEngagement() async throws(ProximityError) -> String {
         let listener = try await connector.listen()
         self.listener = listener
@@ -74,27 +92,29 @@ public actor MdocReader {
         return engagement.uri
     }
 
-    /// Waits for the holder to connect after scanning the reader engagement.
+    /// Waits for the holder to connect after scanning the reader engagement, and reads
+    /// its DeviceEngagement.
     public func awaitHolder(timeout: Duration? = nil) async throws(ProximityError) {
-        guard let listener, let readerEngagement else { throw .invalidState("no reader engagement offered") }
+        guard let listener, let readerEngagement else { throw .invalidState(.noReaderEngagementOffered) }
         let connection = try await listener.accept(timeout: timeout)
         await listener.close()
         self.listener = nil
         transport = connection
         let first = try await connection.receive(timeout: messageTimeout)
-        let engagement = try ReaderEngagementURI.parseDeviceEngagementMessage(first)
-        try setUp(engagement, handover: ReaderEngagementURI.handover(for: readerEngagement))
+        let engagement = try ReverseEngagement.parseDeviceEngagementMessage(first)
+        core = try ReaderSessionCore(eReaderKey: eReaderKey, deviceEngagement: engagement,
+                                     handover: ReverseEngagement.handover(for: readerEngagement))
     }
 
     /// Sends a request for `items` (reader-authenticated with `readerKey` when given),
     /// waits for the DeviceResponse and verifies it.
     public func request(_ items: [ItemsRequest], readerKey: ReaderAuthenticationKey? = nil) async throws(ProximityError) -> VerifiedResponse {
-        guard let transcript = sessionTranscript else { throw .invalidState("not engaged") }
+        guard let transcript = core?.sessionTranscript else { throw .invalidState(.notEngaged) }
         var docRequests: [DocRequest] = []
         for item in items {
             if let readerKey {
                 do { docRequests.append(try await DocRequest(itemsRequest: item, readerKey: readerKey, sessionTranscript: transcript)) }
-                catch { throw .invalidMessage("reader authentication: \(error)") }
+                catch { throw .readerAuthenticationFailed(error) }
             } else {
                 docRequests.append(DocRequest(itemsRequest: item))
             }
@@ -104,61 +124,49 @@ public actor MdocReader {
 
     /// Sends `request` and verifies the response.
     public func send(_ request: DeviceRequest) async throws(ProximityError) -> VerifiedResponse {
-        let response = try await exchange(request.encodedBytes)
-        guard let transcript = sessionTranscript else { throw .invalidState("not engaged") }
+        let response = try await exchange(request)
+        guard let transcript = core?.sessionTranscript else { throw .invalidState(.notEngaged) }
         do {
             return try await DeviceResponseVerifier(trustAnchors: trustAnchors, sessionTranscript: transcript,
-                                                    eReaderKey: SoftwareKeyAgreement(eReaderKey)).verify(response, at: Date())
+                                                    eReaderKey: SoftwareKeyAgreement(eReaderKey)).verify(response, at: clock.now)
         } catch {
-            throw .responseVerificationFailed("\(error)")
+            throw .responseVerificationFailed(error)
         }
     }
 
-    /// Encrypts and sends `plaintext` (SessionEstablishment first, then SessionData)
-    /// and returns the decoded DeviceResponse of the answer.
-    public func exchange(_ plaintext: [UInt8]) async throws(ProximityError) -> DeviceResponse {
-        guard let transport, let deviceEngagement, let transcript = sessionTranscript else { throw .invalidState("not engaged") }
-        let session: SessionEncryption
-        if let encryption {
-            session = encryption
-        } else {
-            do {
-                session = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(eReaderKey),
-                                                      peerPublicKey: try deviceEngagement.security.ecPublicKey(),
-                                                      sessionTranscript: transcript)
-            } catch { throw .sessionEncryptionFailed("\(error)") }
-            encryption = session
-        }
-        let message: [UInt8]
-        do {
-            let ciphertext = try await session.encrypt(plaintext)
-            message = established ? SessionData(data: ciphertext).encodedBytes
-                : SessionEstablishment(eReaderKey: eReaderKey.publicKey, data: ciphertext).encodedBytes
-        } catch { throw .sessionEncryptionFailed("\(error)") }
-        established = true
+    /// Sends `request` (SessionEstablishment first, then SessionData) and returns the
+    /// DeviceResponse of the answer, unverified.
+    public func exchange(_ request: DeviceRequest) async throws(ProximityError) -> DeviceResponse {
+        guard let transport, var session = core else { throw .invalidState(.notEngaged) }
+        let message = try session.send(request)
+        core = session
         try await transport.send(message)
         let reply = try await transport.receive(timeout: messageTimeout)
-        let data: SessionData
-        do { data = try SessionData(encoded: reply) } catch { throw .invalidMessage("SessionData: \(error)") }
-        let opened: [UInt8]?
-        do { opened = try await session.open(data) } catch {
-            switch error {
-            case .sessionTerminated: await transport.close(); throw .sessionTerminated
-            case .peerReportedError(let status): await transport.close(); throw .peerReportedError(status: status)
-            default: throw .sessionEncryptionFailed("\(error)")
-            }
+        let receipt: ReaderSessionCore.Receipt
+        do { receipt = try session.receive(reply) } catch {
+            core = session
+            await transport.close()
+            throw error
         }
-        guard let bytes = opened else { throw .sessionTerminated }
-        if data.status == .sessionTermination { await transport.close() }
-        do { return try DeviceResponse(encoded: bytes) } catch { throw .invalidMessage("DeviceResponse: \(error)") }
+        core = session
+        switch receipt {
+        case .ended:
+            await transport.close()
+            throw .sessionTerminated
+        case .response(let response, let ended):
+            if ended { await transport.close() }
+            return response
+        }
     }
 
     /// Ends the session with status 20 and closes the carrier.
     public func end() async {
         guard let transport else { return }
-        try? await transport.send(SessionData(status: .sessionTermination).encodedBytes)
+        if var session = core, let message = session.end() {
+            core = session
+            try? await transport.send(message)
+        }
         await transport.close()
-        if let encryption { await encryption.terminate() }
         self.transport = nil
     }
 
@@ -167,5 +175,6 @@ public actor MdocReader {
         await transport?.close()
         await listener?.close()
         transport = nil
+        listener = nil
     }
 }

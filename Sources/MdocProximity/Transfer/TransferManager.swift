@@ -1,31 +1,19 @@
-import CBOR
-import COSE
 import Foundation
 import Mdoc
 import WalletCrypto
+import WalletRuntime
 
-/// The holder's side of one session (ISO 18013-5 §9.1.1): waits for the
-/// reader's SessionEstablishment, decrypts the DeviceRequest, pauses for
-/// consent, then sends the DeviceResponse and ends the session with status 20.
+/// The holder's side of one session: a thin driver around ``HolderSessionCore``. It
+/// reads the carrier, feeds what arrives (with the time from the ``WalletClock``),
+/// and performs the core's effects: sends, events on the ``MdocEventHub``, timers on
+/// the clock, closing the carrier. The app answers a request with
+/// ``createResponse(deviceRequest:documentProvider:)`` and ``sendDeviceResponse(_:terminate:)``,
+/// or ``decline()``; ``close()`` cancels the session.
 ///
-/// Every step is published to the ``MdocEventHub``. Errors follow §9.1.1.5:
-/// a message that does not decrypt is answered with status 10, one that is not
-/// the expected CBOR with status 11, and the session ends.
+/// Every decision is checked against the core's state at the moment it is applied,
+/// after any wait, so a response built while the reader ended the session is refused
+/// and nothing is sent or published after the end.
 public actor TransferManager {
-    /// The phase of the session.
-    public enum Phase: Sendable, Hashable {
-        /// Waiting for SessionEstablishment.
-        case establishing
-        /// A request waits for the user's decision.
-        case awaitingConsent
-        /// The response is being built or sent.
-        case responding
-        /// After a response, waiting for another request or the end.
-        case responded
-        /// Finished.
-        case ended
-    }
-
     /// The engagement this session belongs to.
     public nonisolated let engagementId: EngagementID
     /// The carrier.
@@ -33,234 +21,179 @@ public actor TransferManager {
 
     private let transport: any MdocTransport
     private let hub: MdocEventHub
-    private let config: EngagementConfig
-    private let eDeviceKey: ECPrivateKey
-    private let deviceEngagement: DeviceEngagement
-    private let handover: Handover
-    private var encryption: SessionEncryption?
-    private var responded = false
+    private let clock: any WalletClock
+    private let providerTimeout: Duration
+    private var core: HolderSessionCore
     private var receiver: Task<Void, Never>?
+    private var timers: [HolderSessionCore.Timer: Task<Void, Never>] = [:]
+    private var ended: [CheckedContinuation<Void, Never>] = []
+    private var carrierClosed = false
 
-    /// The session transcript, once established.
-    public private(set) var sessionTranscript: SessionTranscript?
-    /// The request waiting for consent (or the last one answered).
-    public private(set) var deviceRequest: DeviceRequest?
-    /// Where the session stands.
-    public private(set) var phase: Phase = .establishing
-
-    init(engagementId: EngagementID, transport: any MdocTransport, hub: MdocEventHub, config: EngagementConfig,
-         eDeviceKey: ECPrivateKey, deviceEngagement: DeviceEngagement, handover: Handover) {
+    init(engagementId: EngagementID, transport: any MdocTransport, hub: MdocEventHub, clock: any WalletClock,
+         core: HolderSessionCore, providerTimeout: Duration) {
         self.engagementId = engagementId
         self.transmissionType = transport.transmissionType
         self.transport = transport
         self.hub = hub
-        self.config = config
-        self.eDeviceKey = eDeviceKey
-        self.deviceEngagement = deviceEngagement
-        self.handover = handover
+        self.clock = clock
+        self.core = core
+        self.providerTimeout = providerTimeout
     }
+
+    /// The session transcript, once established.
+    public var sessionTranscript: SessionTranscript? { core.sessionTranscript }
+    /// The request waiting for the user (or the last one answered).
+    public var deviceRequest: DeviceRequest? { core.deviceRequest }
+    /// Where the session stands.
+    public var phase: HolderSessionCore.Phase { core.phase }
+    /// How the session ended, once it has.
+    public var ending: HolderSessionCore.Ending? { core.ending }
 
     /// Starts reading the reader's messages.
-    func start() {
-        hub.publish(MdocRetrievalEvent(engagementId: engagementId, kind: .transmissionTypeSelected(transmissionType)))
-        receiver = Task { await self.receiveLoop() }
+    func start() async {
+        publish(.transmissionTypeSelected(transmissionType))
+        await perform(core.start())
+        receiver = Task { [weak self, transport] in
+            while true {
+                let message: [UInt8]
+                do throws(ProximityError) {
+                    message = try await transport.receive(timeout: nil)
+                } catch {
+                    await self?.feed(error == .connectionClosed ? .carrierClosed : .carrierFailed(error))
+                    return
+                }
+                guard let self, await self.receivedContinues(message) else { return }
+            }
+        }
     }
 
-    /// Waits until the session has ended.
-    public func waitUntilEnded() async { await receiver?.value }
+    private func receivedContinues(_ message: [UInt8]) async -> Bool {
+        await feed(.received(message, at: clock.now))
+        return core.phase != .ended
+    }
 
-    // MARK: Consent
+    /// Returns once the session has ended.
+    public func waitUntilEnded() async {
+        guard core.phase != .ended else { return }
+        await withCheckedContinuation { ended.append($0) }
+    }
 
-    /// Builds the response to `deviceRequest` with the provider's credentials and
-    /// consent (the user accepted). Publishes `documentsSelectionProcessAccepted`.
+    // MARK: The app's decisions
+
+    /// Builds the response to `deviceRequest` with the provider's credentials and the
+    /// user's selection (the user accepted). Publishes `documentsSelectionProcessAccepted`.
+    /// Fails with ``ProximityError/timeout(seconds:)`` when the provider takes longer than
+    /// the configured limit, and with ``StateFailure/sessionEnded`` when the session
+    /// ended meanwhile (the reader went away, the app cancelled).
     public func createResponse(deviceRequest: DeviceRequest, documentProvider: any MdocDocumentProvider)
         async throws(ProximityError) -> DeviceResponse {
-        guard phase == .awaitingConsent, let transcript = sessionTranscript else {
-            throw .invalidState("no request is waiting for consent")
+        try await apply(.accepted)
+        guard let transcript = core.sessionTranscript else { throw .invalidState(.notEngaged) }
+        let outcome = Mailbox<Result<DeviceResponse, ProximityError>>(clock: clock)
+        let work = Task {
+            outcome.push(await Self.build(deviceRequest, provider: documentProvider, transcript: transcript))
         }
-        phase = .responding
-        publish(.documentsSelectionProcessAccepted)
+        let result: Result<DeviceResponse, ProximityError>
         do {
-            let credentials = try await documentProvider.credentials(for: deviceRequest)
-            let consent = await documentProvider.consent(for: deviceRequest)
-            return try await DeviceResponseBuilder.respond(
-                to: deviceRequest, with: credentials, sessionTranscript: transcript, consented: consent,
-                authentication: { documentProvider.authentication(for: $0) })
+            result = try await outcome.next(timeout: providerTimeout)
         } catch {
-            let failure = ProximityError.responseCreationFailed("\(error)")
-            await fail(failure, status: nil)
-            throw failure
+            work.cancel()
+            await feed(.responseFailed(error))
+            throw error
+        }
+        // The session may have ended while the provider worked.
+        guard core.phase == .responding else { throw .invalidState(.sessionEnded) }
+        switch result {
+        case .success(let response):
+            return response
+        case .failure(let error):
+            await feed(.responseFailed(error))
+            throw error
+        }
+    }
+
+    private static func build(_ request: DeviceRequest, provider: any MdocDocumentProvider,
+                              transcript: SessionTranscript) async -> Result<DeviceResponse, ProximityError> {
+        do throws(DocumentProviderError) {
+            let credentials = try await provider.credentials(for: request)
+            let consent = try await provider.consent(for: request)
+            do throws(MdocError) {
+                return .success(try await DeviceResponseBuilder.respond(
+                    to: request, with: credentials, sessionTranscript: transcript, consented: consent.byDocType(for: request),
+                    authentication: { provider.authentication(for: $0) }))
+            } catch {
+                return .failure(.responseCreationFailed(.building(error)))
+            }
+        } catch {
+            return .failure(.responseCreationFailed(.provider(error)))
         }
     }
 
     /// Sends `response` encrypted; with `terminate` (the default) the same message
     /// carries status 20 and the session ends (ISO 18013-5 §9.1.1.4).
     public func sendDeviceResponse(_ response: DeviceResponse, terminate: Bool = true) async throws(ProximityError) {
-        guard phase == .responding || phase == .awaitingConsent, let encryption else {
-            throw .invalidState("no response is expected now")
-        }
-        if phase == .awaitingConsent { publish(.documentsSelectionProcessAccepted) }
-        let message: SessionData
-        do {
-            message = try await encryption.sessionData(response.encodedBytes, status: terminate ? .sessionTermination : nil)
-        } catch {
-            throw .sessionEncryptionFailed("\(error)")
-        }
-        let bytes = message.encodedBytes
-        // Update the state before suspending on the send: the receive loop runs on this
-        // actor too, and a reader that closes right after reading the response must find
-        // the session already answered (and, with `terminate`, ended).
-        responded = true
-        phase = terminate ? .ended : .responded
-        publish(.sessionDataSend(byteCount: bytes.count))
-        do {
-            try await transport.send(bytes)
-        } catch {
-            phase = .responding
-            await fail(error, status: nil)
-            throw error
-        }
-        if terminate {
-            await encryption.terminate()
-            publish(.sessionTerminationSend)
-            await shutdown()
-        }
+        try await apply(.respond(response, terminate: terminate))
     }
 
-    /// Declines the request: ends the session with status 20 and no documents.
-    public func decline() async {
-        guard phase != .ended else { return }
-        phase = .ended
-        publish(.documentsSelectionProcessDeclined)
-        try? await transport.send(SessionData(status: .sessionTermination).encodedBytes)
-        await shutdown()
+    /// Declines the request: ends the session with status 20 and no documents. Only
+    /// while a request waits for the user's decision.
+    public func decline() async throws(ProximityError) {
+        try await apply(.declined)
     }
 
-    /// Ends the session from the holder's side without a response (the app closed it).
+    /// Ends the session from the holder's side (the app cancelled): status 20 to the
+    /// reader, and the session ends as canceled.
     public func close() async {
-        guard phase != .ended else { return }
-        if phase == .awaitingConsent { await decline(); return }
-        phase = .ended
-        try? await transport.send(SessionData(status: .sessionTermination).encodedBytes)
-        publish(.error(.cancelled))
-        await shutdown()
+        await feed(.cancelled)
     }
 
-    // MARK: Receiving
+    // MARK: Driving the core
 
-    private func receiveLoop() async {
-        while phase != .ended {
-            // No timeout while the user decides.
-            let timeout: Duration? = phase == .awaitingConsent || phase == .responding ? nil : config.messageTimeout
-            let message: [UInt8]
-            do {
-                message = try await transport.receive(timeout: timeout)
-            } catch {
-                guard phase != .ended else { return }
-                if error == .connectionClosed {
-                    phase = .ended
-                    publish(.sessionTerminationReceived(afterResponse: responded))
-                    await shutdown()
-                } else {
-                    await fail(error, status: nil)
+    /// Applies an input that cannot be refused (carrier and timer events).
+    private func feed(_ input: HolderSessionCore.Input) async {
+        if let effects = try? core.handle(input) { await perform(effects) }
+    }
+
+    /// Applies an app decision, which the core refuses when the state does not allow it.
+    private func apply(_ input: HolderSessionCore.Input) async throws(ProximityError) {
+        let effects = try core.handle(input)
+        await perform(effects)
+    }
+
+    private func perform(_ effects: [HolderSessionCore.Effect]) async {
+        for effect in effects {
+            switch effect {
+            case .send(let bytes):
+                guard !carrierClosed else { continue }
+                do { try await transport.send(bytes) } catch {
+                    // The carrier broke: the core decides what that means now.
+                    if let more = try? core.handle(.carrierFailed(error)) { await perform(more) }
                 }
-                return
-            }
-            guard phase != .ended else { return }
-            if encryption == nil {
-                await establish(message)
-            } else {
-                await handleSessionData(message)
-            }
-        }
-    }
-
-    private func establish(_ bytes: [UInt8]) async {
-        let establishment: SessionEstablishment
-        do { establishment = try SessionEstablishment(encoded: bytes) } catch {
-            await fail(.invalidMessage("SessionEstablishment: \(error)"), status: .cborDecodingError)
-            return
-        }
-        let transcript = SessionTranscript(deviceEngagement: deviceEngagement,
-                                           eReaderKeyEncoded: establishment.eReaderKeyEncoded, handover: handover)
-        do {
-            let session = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey),
-                                                      peerPublicKey: try establishment.eReaderPublicKey(),
-                                                      sessionTranscript: transcript)
-            encryption = session
-            sessionTranscript = transcript
-        } catch {
-            await fail(.sessionEncryptionFailed("\(error)"), status: .sessionEncryptionError)
-            return
-        }
-        publish(.connected)
-        await handleRequest(ciphertext: establishment.data, first: true)
-    }
-
-    private func handleSessionData(_ bytes: [UInt8]) async {
-        let data: SessionData
-        do { data = try SessionData(encoded: bytes) } catch {
-            await fail(.invalidMessage("SessionData: \(error)"), status: .cborDecodingError)
-            return
-        }
-        if data.status == .sessionTermination && data.data == nil {
-            phase = .ended
-            publish(.sessionTerminationReceived(afterResponse: responded))
-            await shutdown()
-            return
-        }
-        if let status = data.status, status != .sessionTermination {
-            await fail(.peerReportedError(status: Int(status.rawValue)), status: nil)
-            return
-        }
-        guard let ciphertext = data.data else { return }
-        publish(.sessionDataReceived(byteCount: bytes.count))
-        await handleRequest(ciphertext: ciphertext, first: false)
-    }
-
-    private func handleRequest(ciphertext: [UInt8], first: Bool) async {
-        guard let encryption else { return }
-        let plaintext: [UInt8]
-        do { plaintext = try await encryption.decrypt(ciphertext) } catch {
-            await fail(.sessionEncryptionFailed("\(error)"), status: .sessionEncryptionError)
-            return
-        }
-        let request: DeviceRequest
-        do { request = try DeviceRequest(encoded: plaintext) } catch {
-            await fail(.invalidMessage("DeviceRequest: \(error)"), status: .cborDecodingError)
-            return
-        }
-        if let anchors = config.readerTrustAnchors, let transcript = sessionTranscript {
-            for docRequest in request.docRequests where docRequest.readerAuth != nil {
-                do {
-                    _ = try docRequest.verifyReaderAuthentication(sessionTranscript: transcript, trustAnchors: anchors, at: Date())
-                } catch {
-                    await fail(.invalidMessage("reader authentication: \(error)"), status: .cborDecodingError)
-                    return
+            case .publish(let kind):
+                publish(kind)
+            case .startTimer(let timer, let duration, let generation):
+                timers[timer]?.cancel()
+                timers[timer] = Task { [weak self, clock] in
+                    do { try await clock.sleep(for: duration) } catch { return }
+                    await self?.feed(.timerFired(timer, generation: generation))
                 }
+            case .cancelTimer(let timer):
+                timers.removeValue(forKey: timer)?.cancel()
+            case .closeCarrier:
+                guard !carrierClosed else { continue }
+                carrierClosed = true
+                await transport.close()
+                receiver?.cancel()
+                for timer in timers.values { timer.cancel() }
+                timers.removeAll()
+                let waiting = ended
+                ended.removeAll()
+                for continuation in waiting { continuation.resume() }
             }
         }
-        deviceRequest = request
-        phase = .awaitingConsent
-        publish(.documentsSelectionProcessStart(data: plaintext))
     }
-
-    // MARK: Helpers
 
     private func publish(_ kind: MdocRetrievalEvent.Kind) {
-        hub.publish(MdocRetrievalEvent(engagementId: engagementId, kind: kind))
-    }
-
-    private func fail(_ error: ProximityError, status: SessionData.Status?) async {
-        guard phase != .ended else { return }
-        phase = .ended
-        if let status { try? await transport.send(SessionData(status: status).encodedBytes) }
-        publish(.error(error))
-        await shutdown()
-    }
-
-    private func shutdown() async {
-        if let encryption { await encryption.terminate() }
-        await transport.close()
+        hub.publish(MdocRetrievalEvent(engagementId: engagementId, time: clock.now, kind: kind))
     }
 }

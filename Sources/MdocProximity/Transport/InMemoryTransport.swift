@@ -15,23 +15,21 @@ public final class InMemoryTransport: MdocTransport {
             self.clock = clock
         }
 
+        /// In-memory endpoints only.
+        public func canConnect(to endpoint: TransportEndpoint) -> Bool { endpoint.inMemoryName != nil }
+
         /// Connects to the listener named in `endpoint`.
-        public func connect(to endpoint: TransportEndpoint, timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
-            guard case .inMemory(let name) = endpoint else {
-                throw .transportFailed("not an in-memory endpoint")
-            }
-            guard let listener = listeners.withLock({ $0[name] }) else {
-                throw .transportFailed("nobody listens at \(name)")
-            }
+        public func connect(to endpoint: TransportEndpoint, context: ConnectionContext,
+                            timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+            guard let name = endpoint.inMemoryName else { throw .transportFailed(.unsupportedEndpoint) }
+            guard let listener = listeners.withLock({ $0[name] }) else { throw .transportFailed(.noListener) }
             let (mine, theirs) = InMemoryTransport.makePair(clock: clock)
-            guard listener.offer(theirs) else {
-                throw .transportFailed("listener closed")
-            }
+            guard listener.offer(theirs) else { throw .transportFailed(.listenerClosed) }
             return mine
         }
 
         /// Starts listening under a fresh name.
-        public func listen() async throws(ProximityError) -> any MdocTransportListener {
+        public func listen(context: ConnectionContext) async throws(ProximityError) -> any MdocTransportListener {
             let listener = Listener(name: UUID().uuidString, exchange: self, clock: clock)
             listeners.withLock { $0[listener.name] = listener }
             return listener

@@ -7,11 +7,14 @@ public struct EngagementContext: Hashable, Sendable {
         public var type: EngagementType
         /// Whether it is suspended.
         public var isSuspended: Bool
+        /// For a QR engagement: the `mdoc:` URI its code shows.
+        public var qrCodeData: String?
 
         /// Creates an entry.
-        public init(type: EngagementType, isSuspended: Bool = false) {
+        public init(type: EngagementType, isSuspended: Bool = false, qrCodeData: String? = nil) {
             self.type = type
             self.isSuspended = isSuspended
+            self.qrCodeData = qrCodeData
         }
     }
 
@@ -39,14 +42,15 @@ public struct EngagementContext: Hashable, Sendable {
 /// after data was received and 0.7 after data was sent.
 public struct SessionUiProjector: Sendable {
     /// The per-engagement part of the state (everything but the modes).
-    struct Progress: Hashable, Sendable {
+    struct Progress: Equatable, Sendable {
         var phase: UiPhase
-        var label: String
+        var label: SessionUiLabel
         var progressHint: Float?
         var outcome: TerminalOutcome?
-        var message: String?
+        var reason: TerminalReason?
         var userInteractionRequired = false
         var deviceRequest: [UInt8]?
+        var qrCodeData: String?
     }
 
     private var progress: [EngagementID: Progress] = [:]
@@ -61,13 +65,13 @@ public struct SessionUiProjector: Sendable {
         switch event {
         case .engagement(let event):
             switch event.kind {
-            case .qrShow: return .qrShow
+            case .qrShow(let data): return .qrShow(qrCodeData: data)
             case .nfcEngagement: return .nfcPromptShown
             case .connecting: return .transferConnecting
             case .connected: return engagementType == .nfc ? .nfcHandoverSuccess : .transferConnected
             case .suspended, .resumed, .closed: return nil
-            case .disconnected: return .terminal(outcome: .canceled, message: "Disconnected")
-            case .error(let reason): return .terminal(outcome: .error, message: reason)
+            case .disconnected: return .terminal(outcome: .canceled, reason: .disconnected)
+            case .error(let error): return .terminal(outcome: .error, reason: .failed(error))
             }
         case .transfer(let event):
             switch event.kind {
@@ -79,12 +83,13 @@ public struct SessionUiProjector: Sendable {
             case .documentsSelectionProcessDeclined: return .userDeclined
             case .sessionDataSend: return .transferProgress(fraction: 0.7)
             case .sessionTerminationSend:
-                return .terminal(outcome: .success, message: "Transfer completed successfully")
+                return .terminal(outcome: .success, reason: .transferCompleted)
             case .sessionTerminationReceived(let afterResponse):
                 return afterResponse
-                    ? .terminal(outcome: .success, message: "Transfer completed successfully")
-                    : .terminal(outcome: .canceled, message: "The reader ended the session")
-            case .error(let error): return .terminal(outcome: .error, message: error.description)
+                    ? .terminal(outcome: .success, reason: .transferCompleted)
+                    : .terminal(outcome: .canceled, reason: .readerEnded)
+            case .cancelled: return .terminal(outcome: .canceled, reason: .canceledByApp)
+            case .error(let error): return .terminal(outcome: .error, reason: .failed(error))
             }
         }
     }
@@ -114,39 +119,40 @@ public struct SessionUiProjector: Sendable {
         var current = progress(for: id)
         guard current.phase != .terminal else { return }   // terminal is final
         switch event {
-        case .qrShow:
+        case .qrShow(let data):
             guard current.phase == .engagement else { return }
-            current.label = SessionUiLabel.scanQr
+            current.label = .scanQr
+            current.qrCodeData = data
         case .nfcPromptShown:
             guard current.phase == .engagement else { return }
-            current.label = SessionUiLabel.holdNearReader
+            current.label = .holdNearReader
         case .nfcHandoverSuccess, .transferConnecting:
             current.phase = .transfer
-            current.label = SessionUiLabel.connecting
+            current.label = .connecting
             current.progressHint = nil
         case .transferConnected:
             current.phase = .transfer
-            current.label = SessionUiLabel.connected
+            current.label = .connected
         case .userInteractionRequired(let request):
             current.phase = .transfer
-            current.label = SessionUiLabel.reviewRequest
+            current.label = .reviewRequest
             current.userInteractionRequired = true
             current.deviceRequest = request
             current.progressHint = nil
         case .userAccepted:
-            current.label = SessionUiLabel.sharing
+            current.label = .sharing
             current.userInteractionRequired = false
             current.deviceRequest = nil
         case .userDeclined:
-            current = Self.terminal(.declined, message: "User declined to share data")
+            current = Self.terminal(.declined, reason: .userDeclined)
         case .transferProgress(let fraction):
             current.phase = .transfer
-            current.label = SessionUiLabel.transferring
+            current.label = .transferring
             current.progressHint = min(max(fraction, 0), 1)
             current.userInteractionRequired = false
             current.deviceRequest = nil
-        case .terminal(let outcome, let message):
-            current = Self.terminal(outcome, message: message)
+        case .terminal(let outcome, let reason):
+            current = Self.terminal(outcome, reason: reason)
         }
         progress[id] = current
     }
@@ -173,34 +179,36 @@ public struct SessionUiProjector: Sendable {
             return idle
         }
         let current = progress(for: active)
+        let showsQr = entry.type == .qr && current.phase == .engagement
         return SessionUiState(
-            phase: current.phase, substateLabel: current.label, nfcMode: nfcMode,
-            qrMode: entry.type == .qr && current.phase == .engagement ? .display : .none,
+            phase: current.phase, substate: current.label, nfcMode: nfcMode,
+            qrMode: showsQr ? .display : .none,
             isSuspended: entry.isSuspended, progressHint: current.progressHint,
-            terminalOutcome: current.outcome, terminalMessage: current.message,
-            userInteractionRequired: current.userInteractionRequired, deviceRequest: current.deviceRequest)
+            terminalOutcome: current.outcome, terminalReason: current.reason,
+            userInteractionRequired: current.userInteractionRequired, deviceRequest: current.deviceRequest,
+            engagementId: active, qrCodePayload: showsQr ? (current.qrCodeData ?? entry.qrCodeData) : nil)
     }
 
     private func progress(for id: EngagementID) -> Progress {
         if let existing = progress[id] { return existing }
-        let label: String
+        let label: SessionUiLabel
         switch context.engagements[id]?.type {
-        case .qr: label = SessionUiLabel.preparingQr
-        case .nfc: label = SessionUiLabel.preparingNfc
-        case .toApp: label = SessionUiLabel.preparingToApp
-        case nil: label = SessionUiLabel.idle
+        case .qr: label = .preparingQr
+        case .nfc: label = .preparingNfc
+        case .toApp: label = .preparingToApp
+        case nil: label = .idle
         }
         return Progress(phase: .engagement, label: label)
     }
 
-    private static func terminal(_ outcome: TerminalOutcome, message: String?) -> Progress {
-        let label: String
+    private static func terminal(_ outcome: TerminalOutcome, reason: TerminalReason) -> Progress {
+        let label: SessionUiLabel
         switch outcome {
-        case .success: label = SessionUiLabel.completed
-        case .declined: label = SessionUiLabel.declined
-        case .canceled: label = SessionUiLabel.canceled
-        case .error: label = SessionUiLabel.failed
+        case .success: label = .completed
+        case .declined: label = .declined
+        case .canceled: label = .canceled
+        case .error: label = .failed
         }
-        return Progress(phase: .terminal, label: label, outcome: outcome, message: message)
+        return Progress(phase: .terminal, label: label, outcome: outcome, reason: reason)
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 
 /// An ISO/IEC 7816-4 command APDU, short or extended length.
 public struct CommandAPDU: Sendable, Hashable {
@@ -31,7 +30,7 @@ public struct CommandAPDU: Sendable, Hashable {
     /// The encoded APDU; extended length when `extended` or when the sizes need it.
     public func encoded(extended: Bool = false) throws(ProximityError) -> [UInt8] {
         guard data.count <= 65_535 else { throw .messageTooLarge(size: data.count, limit: 65_535) }
-        if let le, !(1...65_536).contains(le) { throw .malformedFrame(.invalidHeader("Le \(le)")) }
+        if let le, !(1...65_536).contains(le) { throw .malformedFrame(.invalidLe(le)) }
         let useExtended = extended || needsExtendedLength
         var bytes = [cla, ins, p1, p2]
         if !data.isEmpty {
@@ -80,7 +79,7 @@ public struct CommandAPDU: Sendable, Hashable {
         }
         guard body.count >= 4 else { throw .malformedFrame(.tooShort(length: bytes.count, minimum: 8)) }
         let lc = Int(body[1]) << 8 | Int(body[2])
-        guard lc > 0 else { throw .malformedFrame(.invalidHeader("extended Lc of 0")) }
+        guard lc > 0 else { throw .malformedFrame(.zeroExtendedLc) }
         switch body.count {
         case 3 + lc: data = Array(body[3...])                             // case 3 extended
         case 5 + lc:                                                       // case 4 extended
@@ -168,7 +167,7 @@ public enum NFCDataTransfer {
     /// The message inside a DO'53', checking its tag and length.
     public static func unwrap(_ object: [UInt8], maxMessageSize limit: Int = maxMessageSize) throws(ProximityError) -> [UInt8] {
         guard object.count >= 2 else { throw .malformedFrame(.tooShort(length: object.count, minimum: 2)) }
-        guard object[0] == messageTag else { throw .malformedFrame(.invalidHeader("tag 0x\(String(object[0], radix: 16))")) }
+        guard object[0] == messageTag else { throw .malformedFrame(.invalidTag(object[0])) }
         var length = 0
         var offset = 2
         switch object[1] {
@@ -178,7 +177,7 @@ public enum NFCDataTransfer {
             guard object.count >= 2 + count else { throw .malformedFrame(.tooShort(length: object.count, minimum: 2 + count)) }
             for byte in object[2..<(2 + count)] { length = length << 8 | Int(byte) }
             offset += count
-        default: throw .malformedFrame(.invalidHeader("BER length byte 0x\(String(object[1], radix: 16))"))
+        default: throw .malformedFrame(.invalidBERLength(object[1]))
         }
         guard length <= limit else { throw .malformedFrame(.declaredLengthTooLarge(declared: length, limit: limit)) }
         guard object.count - offset == length else {
@@ -253,10 +252,8 @@ public struct NFCEnvelopeAssembler: Sendable {
     public mutating func handle(_ command: CommandAPDU) throws(ProximityError) -> Outcome {
         switch command.ins {
         case NFCDataTransfer.envelope:
-            guard command.p1 == 0, command.p2 == 0 else { throw .malformedFrame(.invalidHeader("ENVELOPE P1-P2")) }
-            guard command.cla & ~NFCDataTransfer.chainingBit == 0 else {
-                throw .malformedFrame(.invalidHeader("CLA 0x\(String(command.cla, radix: 16))"))
-            }
+            guard command.p1 == 0, command.p2 == 0 else { throw .malformedFrame(.invalidParameters(p1: command.p1, p2: command.p2)) }
+            guard command.cla & ~NFCDataTransfer.chainingBit == 0 else { throw .malformedFrame(.invalidClass(command.cla)) }
             guard chain.count + command.data.count <= maxMessageSize + 4 else {
                 chain.removeAll()
                 throw .messageTooLarge(size: chain.count + command.data.count, limit: maxMessageSize)
@@ -311,7 +308,7 @@ public struct NFCResponseAssembler: Sendable {
         }
         guard response.statusWord == ResponseAPDU.success else {
             buffer.removeAll()
-            throw .malformedFrame(.invalidHeader(String(format: "status word %04X", response.statusWord)))
+            throw .malformedFrame(.unexpectedStatus(response.statusWord))
         }
         buffer += response.data
         defer { buffer.removeAll() }

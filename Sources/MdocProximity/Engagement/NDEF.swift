@@ -1,8 +1,13 @@
-import Foundation
-import Mdoc
 
 /// One NDEF record (NFC Forum NDEF 1.0), short or long form.
 public struct NDEFRecord: Sendable, Hashable {
+    /// Type name format 1: NFC Forum well-known type.
+    public static let wellKnown: UInt8 = 1
+    /// Type name format 2: media type (RFC 2046).
+    public static let mediaType: UInt8 = 2
+    /// Type name format 4: NFC Forum external type.
+    public static let externalType: UInt8 = 4
+
     /// Type name format (1 well-known, 2 media type, 4 external).
     public var typeNameFormat: UInt8
     /// Record type.
@@ -21,15 +26,22 @@ public struct NDEFRecord: Sendable, Hashable {
     }
 }
 
-/// NDEF message encoding and the NFC static handover of ISO 18013-5 §8.2.2.1.
+/// NDEF message encoding (NFC Forum NDEF 1.0): records in, bytes out, and back.
 public enum NDEFMessage {
     /// The largest message parsed.
     public static let maxSize = 64 * 1024
 
     /// Encodes records into one message (MB on the first, ME on the last).
-    public static func encode(_ records: [NDEFRecord]) -> [UInt8] {
+    /// - Throws: `messageTooLarge` for a type or id longer than 255 bytes, or a payload
+    ///   longer than 2³² − 1.
+    public static func encode(_ records: [NDEFRecord]) throws(ProximityError) -> [UInt8] {
         var bytes: [UInt8] = []
         for (index, record) in records.enumerated() {
+            guard record.type.count <= 255 else { throw .messageTooLarge(size: record.type.count, limit: 255) }
+            guard record.id.count <= 255 else { throw .messageTooLarge(size: record.id.count, limit: 255) }
+            guard record.payload.count <= Int(UInt32.max) else {
+                throw .messageTooLarge(size: record.payload.count, limit: Int(UInt32.max))
+            }
             let short = record.payload.count < 256
             var header = record.typeNameFormat & 0x07
             if index == 0 { header |= 0x80 }
@@ -64,7 +76,7 @@ public enum NDEFMessage {
         }
         while offset < bytes.count {
             let header = try take(1)[0]
-            guard header & 0x20 == 0 else { throw .malformedFrame(.invalidHeader("chunked NDEF record")) }
+            guard header & 0x20 == 0 else { throw .malformedFrame(.chunkedNDEFRecord) }
             let typeLength = Int(try take(1)[0])
             let payloadLength: Int
             if header & 0x10 != 0 {
@@ -78,45 +90,7 @@ public enum NDEFMessage {
             records.append(NDEFRecord(typeNameFormat: header & 0x07, type: type, id: id, payload: payload))
             if header & 0x40 != 0 { break }
         }
-        guard offset == bytes.count, !records.isEmpty else {
-            throw .malformedFrame(.invalidHeader("NDEF message end"))
-        }
+        guard offset == bytes.count, !records.isEmpty else { throw .malformedFrame(.unterminatedNDEFMessage) }
         return records
-    }
-
-    /// The external type of the device engagement record (ISO 18013-5 §8.2.2.1).
-    public static let deviceEngagementType = Array("iso.org:18013:deviceengagement".utf8)
-    /// The media type of the SDK's TCP carrier configuration record.
-    public static let tcpCarrierType = Array("application/vnd.walletsdk.tcp".utf8)
-
-    /// A static Handover Select message: the Hs record (version 1.5) naming one
-    /// alternative carrier, that carrier's configuration record, and the device
-    /// engagement record with id "mdoc".
-    public static func handoverSelect(deviceEngagement: DeviceEngagement, carrier: NDEFRecord) -> [UInt8] {
-        // Alternative Carrier record: CPS active (1), carrier data reference = carrier id,
-        // one auxiliary data reference "mdoc".
-        let mdoc = Array("mdoc".utf8)
-        let ac = NDEFRecord(typeNameFormat: 1, type: Array("ac".utf8),
-                            payload: [0x01, UInt8(carrier.id.count)] + carrier.id + [0x01, UInt8(mdoc.count)] + mdoc)
-        let hs = NDEFRecord(typeNameFormat: 1, type: Array("Hs".utf8), payload: [0x15] + encode([ac]))
-        let engagement = NDEFRecord(typeNameFormat: 4, type: deviceEngagementType, id: mdoc,
-                                    payload: deviceEngagement.encodedBytes)
-        return encode([hs, carrier, engagement])
-    }
-
-    /// The device engagement and carrier records of a Handover Select message.
-    public static func parseHandoverSelect(_ bytes: [UInt8]) throws(ProximityError) -> (DeviceEngagement, [NDEFRecord]) {
-        let records = try decode(bytes)
-        guard let first = records.first, first.typeNameFormat == 1, first.type == Array("Hs".utf8) else {
-            throw .invalidEngagement("not a Handover Select message")
-        }
-        guard let record = records.first(where: { $0.typeNameFormat == 4 && $0.type == deviceEngagementType }) else {
-            throw .invalidEngagement("no device engagement record")
-        }
-        do {
-            return (try DeviceEngagement(encoded: record.payload), Array(records.dropFirst()))
-        } catch {
-            throw .invalidEngagement("device engagement: \(error)")
-        }
     }
 }

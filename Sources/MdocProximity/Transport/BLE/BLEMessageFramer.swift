@@ -119,33 +119,31 @@ public struct L2CAPMessageReassembler: Sendable {
         buffer.append(contentsOf: bytes)
         var messages: [[UInt8]] = []
         while !buffer.isEmpty {
+            let count: Int
             do {
-                let (_, count) = try CBOR.decodePrefix(buffer)
-                guard count <= maxMessageSize else { throw ProximityError.messageTooLarge(size: count, limit: maxMessageSize) }
-                messages.append(Array(buffer[..<count]))
-                buffer.removeFirst(count)
-            } catch let error as CBORError {
+                count = try CBOR.decodePrefix(buffer).byteCount
+            } catch {
                 // A declared length beyond the buffered bytes may simply not have arrived yet.
                 var incomplete = false
                 if case .unexpectedEnd = error { incomplete = true }
                 if case .lengthTooLarge(_, let length) = error, length <= UInt64(maxMessageSize) { incomplete = true }
-                if incomplete {
-                    guard buffer.count <= maxMessageSize else {
-                        let size = buffer.count
-                        buffer.removeAll()
-                        throw .messageTooLarge(size: size, limit: maxMessageSize)
-                    }
-                    break
+                guard incomplete else {
+                    buffer.removeAll()
+                    throw .malformedFrame(.notCBOR(error))
                 }
-                buffer.removeAll()
-                throw .malformedFrame(.invalidHeader("not a CBOR data item: \(error)"))
-            } catch let error as ProximityError {
-                buffer.removeAll()
-                throw error
-            } catch {
-                buffer.removeAll()
-                throw .invalidMessage("\(error)")
+                guard buffer.count <= maxMessageSize else {
+                    let size = buffer.count
+                    buffer.removeAll()
+                    throw .messageTooLarge(size: size, limit: maxMessageSize)
+                }
+                break
             }
+            guard count <= maxMessageSize else {
+                buffer.removeAll()
+                throw .messageTooLarge(size: count, limit: maxMessageSize)
+            }
+            messages.append(Array(buffer[..<count]))
+            buffer.removeFirst(count)
         }
         return messages
     }

@@ -1,0 +1,200 @@
+import WalletRuntime
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A POSIX socket descriptor shared by the threads that use it, closed only when the
+/// last of them lets go.
+///
+/// Each user (the thread that reads or accepts, the transport's writer, a connect
+/// attempt) holds one ownership, taken with ``retain()`` and given back with
+/// ``release()``; the descriptor is closed by the release that drops the count to zero,
+/// so no thread can ever read, write, poll or shut down a descriptor number that was
+/// closed and reused for another socket. ``shutdown()`` wakes blocked users without
+/// closing anything.
+final class SocketHandle: Sendable {
+    private struct State {
+        var owners = 1
+        var shutDown = false
+        var closed = false
+    }
+
+    private let fd: Int32
+    private let state = LockedBox(State())
+
+    /// Wraps `fd`; the caller holds the first ownership.
+    private init(fd: Int32) {
+        self.fd = fd
+        #if canImport(Darwin)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+    }
+
+    /// Takes another ownership (for a thread that will use the descriptor).
+    func retain() { state.withLock { $0.owners += 1 } }
+
+    /// Gives an ownership back; the last one closes the descriptor.
+    func release() {
+        let close = state.withLock { state -> Bool in
+            state.owners -= 1
+            guard state.owners == 0, !state.closed else { return false }
+            state.closed = true
+            return true
+        }
+        if close { _ = sysClose(fd) }
+    }
+
+    /// Stops both directions: blocked reads, writes, polls and accepts return. Only the
+    /// first call acts; the caller holds an ownership, so the descriptor is still its own.
+    func shutdown() {
+        state.withLock { state in
+            guard !state.shutDown, !state.closed else { return }
+            state.shutDown = true
+            _ = sysShutdown(fd, Int32(SHUT_RDWR))
+        }
+    }
+
+    /// Whether ``shutdown()`` was called.
+    var isShutDown: Bool { state.withLock { $0.shutDown } }
+
+    // MARK: Opening
+
+    private static func failure(_ operation: SocketOperation) -> ProximityError {
+        .transportFailed(.socket(operation, errno: errno))
+    }
+
+    private static func address(host: String, port: UInt16) -> sockaddr_in? {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
+        return address
+    }
+
+    private static func makeSocket() -> Int32 {
+        #if canImport(Glibc)
+        return socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+        return socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+    }
+
+    private static func setNoDelay(_ fd: Int32) {
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Connects (blocking) to `host:port`, a numeric IPv4 address.
+    static func connect(host: String, port: UInt16) -> Result<SocketHandle, ProximityError> {
+        guard var address = address(host: host, port: port) else { return .failure(.transportFailed(.invalidAddress(host))) }
+        let fd = makeSocket()
+        guard fd >= 0 else { return .failure(failure(.socket)) }
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sysConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else {
+            let error = failure(.connect)
+            _ = sysClose(fd)
+            return .failure(error)
+        }
+        setNoDelay(fd)
+        return .success(SocketHandle(fd: fd))
+    }
+
+    /// Binds `host:port` (port 0: any free one) and listens; returns the bound port.
+    static func listen(host: String, port: UInt16, backlog: Int32 = 128) -> Result<(SocketHandle, UInt16), ProximityError> {
+        guard var address = address(host: host, port: port) else { return .failure(.transportFailed(.invalidAddress(host))) }
+        let fd = makeSocket()
+        guard fd >= 0 else { return .failure(failure(.socket)) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, sysListen(fd, backlog) == 0 else {
+            let error = failure(.listen)
+            _ = sysClose(fd)
+            return .failure(error)
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return .success((SocketHandle(fd: fd), UInt16(bigEndian: actual.sin_port)))
+    }
+
+    // MARK: Using (the caller holds an ownership)
+
+    enum ReadOutcome { case done, closed, failed(ProximityError) }
+    enum AcceptOutcome { case accepted(SocketHandle), idle, stopped, failed(ProximityError) }
+
+    /// Waits up to `pollMilliseconds` for a connection and accepts it. `.idle` when none
+    /// came, `.stopped` once the socket was shut down.
+    func acceptOnce(pollMilliseconds: Int32) -> AcceptOutcome {
+        if isShutDown { return .stopped }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, pollMilliseconds)
+        if isShutDown { return .stopped }
+        if ready < 0 { return errno == EINTR ? .idle : .failed(Self.failure(.poll)) }
+        guard ready > 0 else { return .idle }
+        let client = sysAccept(fd)
+        if client < 0 {
+            if errno == EINTR || errno == EAGAIN || errno == ECONNABORTED { return .idle }
+            return isShutDown ? .stopped : .failed(Self.failure(.accept))
+        }
+        Self.setNoDelay(client)
+        return .accepted(SocketHandle(fd: client))
+    }
+
+    /// Reads exactly `count` bytes into `buffer`.
+    func readExactly(into buffer: inout [UInt8], count: Int) -> ReadOutcome {
+        var offset = 0
+        while offset < count {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                recv(fd, raw.baseAddress.map { $0 + offset }, count - offset, 0)
+            }
+            if n == 0 { return .closed }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if isShutDown || errno == ECONNRESET { return .closed }
+                return .failed(Self.failure(.receive))
+            }
+            offset += n
+        }
+        return .done
+    }
+
+    /// Writes every byte (after a shutdown: connection closed).
+    func writeAll(_ bytes: [UInt8]) -> Result<Void, ProximityError> {
+        if isShutDown { return .failure(.connectionClosed) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                #if canImport(Glibc)
+                send(fd, raw.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
+                #else
+                send(fd, raw.baseAddress.map { $0 + offset }, bytes.count - offset, 0)
+                #endif
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failure(errno == EPIPE || errno == ECONNRESET || isShutDown ? .connectionClosed : Self.failure(.send))
+            }
+            offset += n
+        }
+        return .success(())
+    }
+}
+
+// Module-qualified names clash with methods of the same name; these route to libc.
+@inline(__always) private func sysConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    connect(fd, address, length)
+}
+@inline(__always) private func sysClose(_ fd: Int32) -> Int32 { close(fd) }
+@inline(__always) private func sysListen(_ fd: Int32, _ backlog: Int32) -> Int32 { listen(fd, backlog) }
+@inline(__always) private func sysAccept(_ fd: Int32) -> Int32 { accept(fd, nil, nil) }
+@inline(__always) private func sysShutdown(_ fd: Int32, _ how: Int32) -> Int32 { shutdown(fd, how) }

@@ -1,0 +1,236 @@
+import Foundation
+import WalletRuntime
+
+/// Session messages over a TCP socket, each framed by a 4-byte big-endian length.
+///
+/// **Not an ISO 18013-5 carrier**: the standard defines BLE, NFC and Wi-Fi Aware for
+/// device retrieval, and no TCP. This one is the SDK's own, for desktop tools, tests
+/// and loopback demos; engagements announce it with a private method type that
+/// standard readers ignore, and nothing in the SDK uses it unless asked to.
+///
+/// A dedicated thread reads frames into a ``Mailbox``, so no cooperative thread
+/// blocks on the socket; writes run on a serial queue. The descriptor is shared by the
+/// two and closed by whichever lets go last (see ``SocketHandle``).
+public final class TCPTransport: MdocTransport {
+    /// The largest message accepted unless configured otherwise (16 MiB).
+    public static let defaultMaxMessageSize = 16 * 1024 * 1024
+
+    private let socket: SocketHandle
+    private let inbox: Mailbox<[UInt8]>
+    private let writer = DispatchQueue(label: "MdocProximity.TCPTransport.write")
+    private let maxMessageSize: Int
+    private let closed = LockedBox(false)
+
+    /// Takes over `socket` (the caller's ownership becomes the writer's).
+    init(socket: SocketHandle, maxMessageSize: Int, clock: any WalletClock) {
+        self.socket = socket
+        self.maxMessageSize = maxMessageSize
+        self.inbox = Mailbox(clock: clock)
+        socket.retain()   // the read thread's ownership
+        let thread = Thread { [socket, inbox] in
+            TCPTransport.readLoop(socket: socket, inbox: inbox, maxMessageSize: maxMessageSize)
+            socket.release()
+        }
+        thread.stackSize = 256 * 1024
+        thread.start()
+    }
+
+    deinit { shutDownAndRelease() }
+
+    /// Connects to `host:port` (an IPv4 address such as `127.0.0.1`), giving up after
+    /// `timeout` of `clock`; a connect that completes later is closed at once.
+    public static func connect(host: String, port: UInt16, timeout: Duration? = nil,
+                               maxMessageSize: Int = defaultMaxMessageSize,
+                               clock: any WalletClock = SystemClock()) async throws(ProximityError) -> TCPTransport {
+        let outcome = Mailbox<Result<SocketHandle, ProximityError>>(clock: clock)
+        let thread = Thread {
+            let result = SocketHandle.connect(host: host, port: port)
+            if !outcome.push(result), case .success(let socket) = result { socket.release() }   // abandoned
+        }
+        thread.stackSize = 128 * 1024
+        thread.start()
+        let result: Result<SocketHandle, ProximityError>
+        do {
+            result = try await outcome.next(timeout: timeout)
+        } catch {
+            for late in outcome.finishDiscarding(error) { if case .success(let socket) = late { socket.release() } }
+            throw error
+        }
+        outcome.finish()
+        return TCPTransport(socket: try result.get(), maxMessageSize: maxMessageSize, clock: clock)
+    }
+
+    /// `.tcp`.
+    public var transmissionType: TransmissionType { .tcp }
+
+    /// Writes one length-prefixed frame.
+    public func send(_ message: [UInt8]) async throws(ProximityError) {
+        guard message.count <= maxMessageSize else {
+            throw .messageTooLarge(size: message.count, limit: maxMessageSize)
+        }
+        // Closed here, or the peer ended the stream (the read loop saw its end).
+        guard !closed.withLock({ $0 }), !inbox.isFinished else { throw .connectionClosed }
+        let length = UInt32(message.count)
+        let frame = [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)] + message
+        let result: Result<Void, ProximityError> = await withCheckedContinuation { continuation in
+            writer.async { [socket] in continuation.resume(returning: socket.writeAll(frame)) }
+        }
+        try result.get()
+    }
+
+    /// The next frame.
+    public func receive(timeout: Duration?) async throws(ProximityError) -> [UInt8] {
+        try await inbox.next(timeout: timeout)
+    }
+
+    /// Shuts the socket down; the writer lets go of it once its pending writes are done,
+    /// the reader thread when it sees the end.
+    public func close() async {
+        inbox.finish()
+        shutDownAndRelease()
+    }
+
+    private func shutDownAndRelease() {
+        let first = closed.withLock { closed -> Bool in
+            defer { closed = true }
+            return !closed
+        }
+        guard first else { return }
+        socket.shutdown()
+        writer.async { [socket] in socket.release() }
+    }
+
+    private static func readLoop(socket: SocketHandle, inbox: Mailbox<[UInt8]>, maxMessageSize: Int) {
+        var header = [UInt8](repeating: 0, count: 4)
+        while true {
+            switch socket.readExactly(into: &header, count: 4) {
+            case .closed: inbox.finish(); return
+            case .failed(let error): inbox.finish(error); return
+            case .done: break
+            }
+            let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+            // Enforce the limit before allocating the body.
+            guard length <= maxMessageSize else {
+                inbox.finish(.malformedFrame(.declaredLengthTooLarge(declared: length, limit: maxMessageSize)))
+                socket.shutdown()
+                return
+            }
+            var body = [UInt8](repeating: 0, count: length)
+            switch socket.readExactly(into: &body, count: length) {
+            case .closed: inbox.finish(.malformedFrame(.lengthMismatch(declared: length, actual: 0))); return
+            case .failed(let error): inbox.finish(error); return
+            case .done: guard inbox.push(body) else { return }
+            }
+        }
+    }
+}
+
+/// Listens on a TCP port of `127.0.0.1` (or another IPv4 address) for the SDK's TCP
+/// test carrier (not an ISO 18013-5 carrier; see ``TCPTransport``).
+///
+/// One thread accepts for the listener's lifetime and hands connections to a
+/// ``Mailbox``, so each `accept` owns its timeout; closing shuts the socket down, and
+/// the accept thread, which owns the descriptor with the listener, lets go of it last.
+public final class TCPListener: MdocTransportListener {
+    private let socket: SocketHandle
+    private let host: String
+    private let port: UInt16
+    private let maxMessageSize: Int
+    private let clock: any WalletClock
+    private let incoming: Mailbox<SocketHandle>
+    private let closed = LockedBox(false)
+
+    /// Binds `host:port` (port 0 picks a free one) and listens.
+    public init(host: String = "127.0.0.1", port: UInt16 = 0, maxMessageSize: Int = TCPTransport.defaultMaxMessageSize,
+                clock: any WalletClock = SystemClock()) throws(ProximityError) {
+        let (socket, bound) = try SocketHandle.listen(host: host, port: port).get()
+        self.socket = socket
+        self.host = host
+        self.port = bound
+        self.maxMessageSize = maxMessageSize
+        self.clock = clock
+        self.incoming = Mailbox(clock: clock)
+        socket.retain()   // the accept thread's ownership
+        let thread = Thread { [socket, incoming] in
+            TCPListener.acceptLoop(socket: socket, incoming: incoming)
+            socket.release()
+        }
+        thread.stackSize = 128 * 1024
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    /// `.tcp(host:port:)` with the bound port.
+    public var endpoint: TransportEndpoint { .tcp(host: host, port: port) }
+
+    /// Waits for a connection.
+    public func accept(timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+        let accepted = try await incoming.next(timeout: timeout)
+        return TCPTransport(socket: accepted, maxMessageSize: maxMessageSize, clock: clock)
+    }
+
+    /// Stops listening: pending accepts fail with ``ProximityError/connectionClosed``,
+    /// connections not yet accepted are closed.
+    public func close() async { stop() }
+
+    private func stop() {
+        let first = closed.withLock { closed -> Bool in
+            defer { closed = true }
+            return !closed
+        }
+        guard first else { return }
+        for pending in incoming.finishDiscarding(.connectionClosed) {
+            pending.shutdown()
+            pending.release()
+        }
+        socket.shutdown()
+        socket.release()
+    }
+
+    private static func acceptLoop(socket: SocketHandle, incoming: Mailbox<SocketHandle>) {
+        while true {
+            switch socket.acceptOnce(pollMilliseconds: 100) {
+            case .idle: continue
+            case .stopped: incoming.finish(.connectionClosed); return
+            case .failed(let error): incoming.finish(error); return
+            case .accepted(let client):
+                if !incoming.push(client) { client.release(); return }
+            }
+        }
+    }
+}
+
+/// Connects and listens over the SDK's TCP test carrier (not an ISO 18013-5 carrier;
+/// never a default: pass it explicitly, for tests and tools).
+public struct TCPConnector: MdocTransportConnector {
+    /// The address listeners bind.
+    public let host: String
+    /// The largest message accepted.
+    public let maxMessageSize: Int
+    private let clock: any WalletClock
+
+    /// A connector binding `host` (loopback by default), with timeouts on `clock`.
+    public init(host: String = "127.0.0.1", maxMessageSize: Int = TCPTransport.defaultMaxMessageSize,
+                clock: any WalletClock = SystemClock()) {
+        self.host = host
+        self.maxMessageSize = maxMessageSize
+        self.clock = clock
+    }
+
+    /// TCP endpoints only.
+    public func canConnect(to endpoint: TransportEndpoint) -> Bool { endpoint.tcpAddress != nil }
+
+    /// Connects to a TCP endpoint, failing with a timeout after `timeout`.
+    public func connect(to endpoint: TransportEndpoint, context: ConnectionContext,
+                        timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+        guard let address = endpoint.tcpAddress else { throw .transportFailed(.unsupportedEndpoint) }
+        return try await TCPTransport.connect(host: address.host, port: address.port, timeout: timeout,
+                                              maxMessageSize: maxMessageSize, clock: clock)
+    }
+
+    /// Listens on a free port.
+    public func listen(context: ConnectionContext) async throws(ProximityError) -> any MdocTransportListener {
+        try TCPListener(host: host, maxMessageSize: maxMessageSize, clock: clock)
+    }
+}
