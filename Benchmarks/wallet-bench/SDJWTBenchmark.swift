@@ -136,6 +136,3 @@ private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -
 private final class ResultBox<T>: @unchecked Sendable {
     var result: Result<T, Error>?
 }
-
-/// A benchmark run that did not produce what it measures.
-struct BenchmarkFailure: Error {}
