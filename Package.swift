@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "OpenID4VCITests", dependencies: ["OpenID4VCI", "JOSE", "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "WalletEncoding"]),
-        .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "walletTests", dependencies: ["wallet", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "JOSE", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
     ],

@@ -51,7 +51,11 @@ public struct SoftwareSigner: Signer {
     }
 }
 
-extension SoftwareSigner: CustomStringConvertible {
+extension SoftwareSigner: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The algorithm only, never key material.
     public var description: String { "SoftwareSigner(\(algorithm.rawValue))" }
+    /// The algorithm only, never key material.
+    public var debugDescription: String { description }
+    /// A mirror without children, so `dump` cannot reveal key material.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
 }

@@ -34,7 +34,7 @@ public enum KeyAlgorithm: String, Sendable, Hashable, CaseIterable {
 }
 
 /// How use of a key is gated.
-public enum KeyProtection: Sendable, Equatable, CustomStringConvertible {
+public enum KeyProtection: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// No gate beyond the area's own protection of its keys.
     case none
     /// A passphrase of the key's own, needed on every use (``PassphraseUnlock``). The
@@ -72,6 +72,12 @@ public enum KeyProtection: Sendable, Equatable, CustomStringConvertible {
         case .userAuthentication(let validity): "userAuthentication(\(validity.map { "\($0)" } ?? "every use"))"
         }
     }
+
+    /// Same as ``description``: never the passphrase.
+    public var debugDescription: String { description }
+
+    /// The kind only, so that `dump` cannot print a passphrase.
+    public var customMirror: Mirror { Mirror(self, children: ["kind": kind], displayStyle: .enum) }
 }
 
 /// How to create a key.
