@@ -1,4 +1,4 @@
-import CZlib
+internal import CZlib
 
 /// Raw DEFLATE (RFC 1951) for JWE `zip: DEF` (RFC 7516 §4.1.3), through zlib.
 enum Deflate {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// AES in Galois/Counter Mode (NIST SP 800-38D) with 128-bit tags, through `EVP_CIPHER_CTX`.
 /// The key size (128, 192 or 256 bits) is chosen by the key length.

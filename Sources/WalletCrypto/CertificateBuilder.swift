@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import Foundation
 
 /// Builds and signs X.509 v3 certificates: self-signed CAs (IACA, reader roots),

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A private key that signs certificates in `CertificateBuilder`: an EC key
 /// (P-256 / P-384 / P-521, signing with ECDSA over SHA-256 / SHA-384 / SHA-512) or an

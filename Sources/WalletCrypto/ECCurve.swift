@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A NIST prime curve supported for ECDSA and ECDH. Raw values are the JOSE/COSE curve names.
 public enum ECCurve: String, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// An ECDSA signature (r, s), convertible between the raw fixed-width r||s form
 /// (JOSE, COSE) and the DER `ECDSA-Sig-Value` form (X.509).

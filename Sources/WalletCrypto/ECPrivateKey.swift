@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// An elliptic-curve private key on P-256, P-384 or P-521 for ECDSA signing and ECDH.
 ///

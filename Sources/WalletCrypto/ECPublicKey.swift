@@ -1,5 +1,5 @@
 import WalletEncoding
-import COpenSSL
+internal import COpenSSL
 
 /// An elliptic-curve public key on P-256, P-384 or P-521, validated on import
 /// (on the curve, not the point at infinity), which protects ECDH against invalid-curve attacks.

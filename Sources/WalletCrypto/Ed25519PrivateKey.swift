@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// An Ed25519 private key (RFC 8032). Its `description` never shows key material.
 /// Wrap it in `SoftwareSigner` to use it as a `Signer`.

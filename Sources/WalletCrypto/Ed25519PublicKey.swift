@@ -1,5 +1,5 @@
 import WalletEncoding
-import COpenSSL
+internal import COpenSSL
 
 /// An Ed25519 public key (RFC 8032).
 public struct Ed25519PublicKey: Sendable, Equatable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// HKDF (RFC 5869) over SHA-2, computed with libcrypto's `EVP_KDF` "HKDF".
 public enum HKDF {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// HMAC (RFC 2104) over SHA-2, computed with libcrypto's `EVP_MAC` "HMAC".
 public enum HMAC {

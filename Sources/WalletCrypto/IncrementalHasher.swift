@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A hash computed over data fed in pieces (`EVP_MD_CTX`).
 ///

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Owns one `EVP_PKEY*` and frees it when the last reference goes away.
 /// Keys built on it are immutable after creation, hence `@unchecked Sendable`:

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// scrypt (RFC 7914), the memory-hard password KDF, through OpenSSL's
 /// `EVP_PBE_scrypt` (OpenSSL 3's front end to the "SCRYPT" `EVP_KDF`). Used to

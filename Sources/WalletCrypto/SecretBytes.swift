@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// Secret bytes in a manually allocated buffer that is wiped with `OPENSSL_cleanse` when
 /// the last reference goes away. Swift arrays may be copied or moved by the runtime

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A source of random bytes, so that callers (salts, nonces, decoys, tests) can be given
 /// a deterministic source instead of the system one.

@@ -1,5 +1,5 @@
 import WalletEncoding
-import COpenSSL
+internal import COpenSSL
 import Foundation
 
 /// Owns one parsed `X509*` and frees it with the last reference. The certificate

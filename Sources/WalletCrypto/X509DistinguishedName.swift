@@ -1,5 +1,5 @@
 import WalletEncoding
-import COpenSSL
+internal import COpenSSL
 
 /// An X.500 distinguished name (a certificate's subject or issuer), decoded into
 /// its relative distinguished names in encoding order.
