@@ -102,8 +102,9 @@ enum ProximityBenchmark {
         }
         let reader = try MdocReader(connector: readerConnector, trustAnchors: [fixture.iaca])
         try await reader.engage(qrCodeUri: qr.qrCodeUri ?? "")
-        let verified = try await reader.request([ItemsRequest(docType: docType, nameSpaces: [(nameSpace, [
-            ("family_name", false), ("given_name", false), ("portrait", false), ("age_over_18", false)])])])
+        let verified = try await reader.request([ItemsRequest(docType: docType, nameSpaces: [NameSpaced(nameSpace, [
+            RequestedElement("family_name", false), RequestedElement("given_name", false), RequestedElement("portrait", false),
+            RequestedElement("age_over_18", false)])])])
         guard verified.documents.first?.value(nameSpace: nameSpace, identifier: "portrait")?.bytesValue?.count == portraitSize else {
             throw BenchmarkFailure()
         }
@@ -128,8 +129,9 @@ enum ProximityBenchmark {
         let now = Date()
         let credential = try await MdocIssuer(signer: SoftwareSigner(dsKey), certificateChain: [ds]).issue(
             docType: docType,
-            nameSpaces: [(nameSpace, [("family_name", "Doe"), ("given_name", "John"), ("age_over_18", true),
-                                      ("portrait", .byteString(portrait)), ("document_number", "123456789")])],
+            nameSpaces: [NameSpaced(nameSpace, [DataElement("family_name", "Doe"), DataElement("given_name", "John"),
+                                                DataElement("age_over_18", true), DataElement("portrait", .byteString(portrait)),
+                                                DataElement("document_number", "123456789")])],
             deviceKey: COSEKey(publicKey: .ec(deviceKey.publicKey)),
             validity: ValidityInfo(signed: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(86_400)))
         return Fixture(iaca: root, credential: credential, deviceKey: deviceKey)

@@ -89,14 +89,14 @@ enum MdocTestSupport {
                                               validUntil: now.addingTimeInterval(365 * 86_400))
         return try await MdocIssuer(signer: issuer.signer, certificateChain: [issuer.leaf]).issue(
             docType: mDL,
-            nameSpaces: [(mDLNameSpace, [("family_name", "Doe"), ("given_name", "John"),
-                                         ("birth_date", CBOR.fullDate(try CBORFullDate(year: 1980, month: 5, day: 1))),
-                                         ("age_over_18", true), ("document_number", "123456789")])],
+            nameSpaces: [NameSpaced(mDLNameSpace, [DataElement("family_name", "Doe"), DataElement("given_name", "John"),
+                                                   DataElement("birth_date", CBOR.fullDate(try CBORFullDate(year: 1980, month: 5, day: 1))),
+                                                   DataElement("age_over_18", true), DataElement("document_number", "123456789")])],
             deviceKey: COSEKey(publicKey: .ec(deviceKey)), validity: window, keyAuthorizations: keyAuthorizations)
     }
 
     static func mDLRequest(_ elements: [String] = ["family_name", "age_over_18"], docType: String = mDL) -> ItemsRequest {
-        ItemsRequest(docType: docType, nameSpaces: [(mDLNameSpace, elements.map { ($0, false) })])
+        ItemsRequest(docType: docType, nameSpaces: [NameSpaced(mDLNameSpace, elements.map { RequestedElement($0, false) })])
     }
 
     /// A QR-engagement transcript with fresh ephemeral keys.

@@ -44,7 +44,7 @@ struct NegativeTests {
         /// The document with its issuer-signed items replaced.
         func withItems(_ items: [IssuerSignedItemBytes]) throws -> Document {
             Document(docType: document.docType,
-                     issuerSigned: try IssuerSigned(nameSpaces: [(S.mDLNameSpace, items)], issuerAuth: credential.issuerAuth),
+                     issuerSigned: try IssuerSigned(nameSpaces: [NameSpaced(S.mDLNameSpace, items)], issuerAuth: credential.issuerAuth),
                      deviceSigned: document.deviceSigned)
         }
     }
@@ -207,7 +207,7 @@ struct NegativeTests {
         var builder = DeviceResponseBuilder(sessionTranscript: fixture.transcript)
         await #expect(throws: MdocError.notAuthorizedByKeyAuthorizations(nameSpace: S.mDLNameSpace, elementIdentifier: "nickname")) {
             try await builder.addDocument(fixture.credential, for: S.mDLRequest(),
-                                          deviceNameSpaces: DeviceNameSpaces(nameSpaces: [(S.mDLNameSpace, [("nickname", "J")])]),
+                                          deviceNameSpaces: DeviceNameSpaces(nameSpaces: [NameSpaced(S.mDLNameSpace, [DataElement("nickname", "J")])]),
                                           authentication: .signature(SoftwareSigner(fixture.deviceKey)))
         }
         await #expect(throws: MdocError.deviceKeyMismatch) {

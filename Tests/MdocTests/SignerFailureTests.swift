@@ -74,7 +74,7 @@ struct MdocSignerFailureTests {
         let deviceKey = try ECPrivateKey.generate(curve: .p256)
         await #expect(throws: MdocError.keyOperation(.userCancelled)) {
             _ = try await MdocIssuer(signer: failing, certificateChain: [issuer.anchor]).issue(
-                docType: S.mDL, nameSpaces: [(nameSpace: S.mDLNameSpace, elements: [(identifier: "family_name", value: "Doe")])],
+                docType: S.mDL, nameSpaces: [NameSpaced(nameSpace: S.mDLNameSpace, elements: [DataElement(identifier: "family_name", value: "Doe")])],
                 deviceKey: COSEKey(publicKey: .ec(deviceKey.publicKey)),
                 validity: ValidityInfo(signed: Date(), validFrom: Date(), validUntil: Date().addingTimeInterval(60)))
         }

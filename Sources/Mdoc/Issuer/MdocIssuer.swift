@@ -25,12 +25,13 @@ public struct MdocIssuer: Sendable {
     ///   - deviceKey: the holder's device public key (goes into deviceKeyInfo).
     ///   - keyAuthorizations: what the device key may sign in DeviceSigned.
     /// - Throws: `keyOperation` (the signer's own failure, unchanged), `cose`, `crypto`.
-    public func issue(docType: String, nameSpaces: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])],
+    public func issue(docType: String, nameSpaces: [NameSpaced<DataElement>],
                       deviceKey: COSEKey, validity: ValidityInfo, keyAuthorizations: KeyAuthorizations? = nil,
                       digestAlgorithm: HashAlgorithm = .sha256) async throws(MdocError) -> IssuerSigned {
-        var issued: [(nameSpace: String, items: [IssuerSignedItemBytes])] = []
+        var issued: [NameSpaced<IssuerSignedItemBytes>] = []
         var digests: [String: [UInt64: [UInt8]]] = [:]
-        for (nameSpace, elements) in nameSpaces {
+        for space in nameSpaces {
+            let nameSpace = space.nameSpace, elements = space.elements
             // digestIDs in a random order, so that an ID says nothing about the element (§9.1.2.5).
             let ids = try randomPermutation(elements.count)
             var items: [IssuerSignedItemBytes] = []
@@ -44,7 +45,7 @@ public struct MdocIssuer: Sendable {
                 items.append(item)
                 byID[ids[index]] = item.digest(digestAlgorithm)
             }
-            issued.append((nameSpace, items))
+            issued.append(NameSpaced(nameSpace: nameSpace, elements: items))
             digests[nameSpace] = byID
         }
         let mso = try MobileSecurityObject(digestAlgorithm: digestAlgorithm, valueDigests: digests, deviceKey: deviceKey,
