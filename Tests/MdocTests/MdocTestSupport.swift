@@ -17,11 +17,26 @@ enum MdocTestSupport {
 
     static func json(_ relativePath: String) throws -> [String: Any] {
         let data = try Data(contentsOf: vectorsDirectory.appendingPathComponent(relativePath))
-        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard let object = untyped(try JSONValue.parse([UInt8](data))) as? [String: Any] else {
             throw Failure(description: "\(relativePath) is not a JSON object")
         }
         return object
     }
+
+    /// A parsed JSON value as the `[String: Any]` / `[Any]` / `String` / `Int` / `Double` /
+    /// `Bool` / `NSNull` tree the vector helpers walk. Parsing is WalletEncoding's (the
+    /// SDK's one JSON home).
+    static func untyped(_ value: JSONValue) -> Any {
+        switch value {
+        case .object(let members): return Dictionary(uniqueKeysWithValues: members.map { ($0.key, untyped($0.value)) })
+        case .array(let items): return items.map(untyped)
+        case .string(let text): return text
+        case .bool(let flag): return flag
+        case .null: return NSNull()
+        default: return value.intValue.map { $0 as Any } ?? value.doubleValue.map { $0 as Any } ?? NSNull()
+        }
+    }
+
 
     /// `section.key` of a vector file as hex-decoded bytes.
     static func hex(_ file: [String: Any], _ section: String, _ key: String) throws -> [UInt8] {

@@ -46,7 +46,7 @@ struct ECKeyTests {
         }
         #expect(throws: CryptoError.self) { try ECPrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 32), curve: .p256) }
         // The group order n itself is out of range.
-        let order = hex("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
+        let order = try hex("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
         #expect(throws: CryptoError.self) { try ECPrivateKey(rawRepresentation: order, curve: .p256) }
         #expect(throws: CryptoError.self) { try ECPrivateKey(pkcs8DER: [0x30, 0x03, 0x02, 0x01, 0x00]) }
         #expect(throws: CryptoError.self) { try ECPrivateKey(pem: "") }

@@ -29,9 +29,9 @@ struct HKDFTests {
         let cases = file.vectors.filter { $0.inputs.hash == "SHA-256" }
         #expect(cases.count == 3)
         for vector in cases {
-            let ikm = hex(vector.inputs.ikm_hex)
-            let salt = hex(vector.inputs.salt_hex ?? "")
-            let info = hex(vector.inputs.info_hex ?? "")
+            let ikm = try hex(vector.inputs.ikm_hex)
+            let salt = try hex(vector.inputs.salt_hex ?? "")
+            let info = try hex(vector.inputs.info_hex ?? "")
             let prk = try HKDF.extract(inputKeyMaterial: ikm, salt: salt, hash: .sha256)
             #expect(hexString(prk) == vector.expected.prk_hex, "\(vector.name)")
             let okm = try HKDF.expand(

@@ -209,6 +209,7 @@ struct SoftwareSecureAreaTests {
             filter: "StorageChildProcess/keyChild", environment: ["WALLET_STORAGE_KEYS_CHILD": url.path, "WALLET_STORAGE_MESSAGE": message])
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         child.waitUntilExit()
+        #expect(child.terminationReason == .exit && child.terminationStatus == 0, "child output: \(output)")
         var signatures: [String: [UInt8]] = [:]
         for line in output.split(separator: "\n") where line.hasPrefix("signature ") {
             let parts = line.split(separator: " ")
@@ -222,13 +223,20 @@ struct SoftwareSecureAreaTests {
     }
 }
 
-/// Entry points for the tests that re-launch this binary; no-ops without their variables.
+/// Entry points for the tests that re-launch this binary. They are not tests of their
+/// own: in a normal run they are skipped (reported as skipped, never as passed); they
+/// run only in the child process, where the launching test sets their variable and reads
+/// what they print.
 @Suite("StorageChildProcess")
 struct StorageChildProcess {
-    @Test("child: open the key area and sign with every key")
+    static let environment = ProcessInfo.processInfo.environment
+
+    @Test("child: open the key area and sign with every key",
+          .enabled(if: environment["WALLET_STORAGE_KEYS_CHILD"] != nil,
+                   "child-process entry point of the key-reopening test; runs only in that child"))
     func keyChild() async throws {
-        guard let path = ProcessInfo.processInfo.environment["WALLET_STORAGE_KEYS_CHILD"],
-              let message = ProcessInfo.processInfo.environment["WALLET_STORAGE_MESSAGE"] else { return }
+        let path = try #require(Self.environment["WALLET_STORAGE_KEYS_CHILD"])
+        let message = try #require(Self.environment["WALLET_STORAGE_MESSAGE"])
         let url = URL(fileURLWithPath: path)
         let area = try SoftwareSecureArea(location: .file(url), wrapping: try KeyFileWrappingProvider(nextTo: url),
                                           perKeyScrypt: testScrypt)
@@ -239,9 +247,11 @@ struct StorageChildProcess {
         }
     }
 
-    @Test("child: save credentials in a loop, reporting each committed id")
+    @Test("child: save credentials in a loop, reporting each committed id",
+          .enabled(if: environment["WALLET_STORAGE_CHILD"] != nil,
+                   "child-process entry point of the SIGKILL durability test; runs only in that child"))
     func saveLoopChild() async throws {
-        guard let path = ProcessInfo.processInfo.environment["WALLET_STORAGE_CHILD"] else { return }
+        let path = try #require(Self.environment["WALLET_STORAGE_CHILD"])
         let url = URL(fileURLWithPath: path)
         let store = try CredentialStore(
             location: .file(url), secureArea: try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider()),
