@@ -9,7 +9,12 @@ import PackageDescription
 let package = Package(
     name: "WalletSDK",
     defaultLocalization: "en",
-    platforms: [.macOS(.v13), .iOS(.v16)],
+    // Platforms (docs/platforms.md, README "Platforms"): built and tested on Linux;
+    // macOS 13+ is expected to build with Homebrew's openssl@3 through pkg-config but is
+    // not built in CI; iOS is not declared: libcrypto comes from pkg-config, which iOS
+    // lacks, and the planned path is a vendored OpenSSL XCFramework behind WalletCrypto's
+    // backend-neutral API. Nothing here needs more than macOS 13 (Duration, Clock).
+    platforms: [.macOS(.v13)],
     products: [
         .library(name: "WalletEncoding", targets: ["WalletEncoding"]),
         .library(name: "CBOR", targets: ["CBOR"]),

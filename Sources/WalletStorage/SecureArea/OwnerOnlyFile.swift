@@ -77,7 +77,7 @@ enum OwnerOnlyFile {
         var bytes = [UInt8](repeating: 0, count: count)
         var total = 0
         while total < count {
-            let result = bytes[total...].withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            let result = bytes[total...].withUnsafeMutableBytes { readBytes(descriptor, $0.baseAddress, $0.count) }
             if result < 0 {
                 if errno == EINTR { continue }
                 let code = errno
@@ -104,4 +104,10 @@ enum SystemRandomBytes {
     static func bytes(_ count: Int) throws(StorageError) -> [UInt8] {
         try StorageError.wrap { () throws(CryptoError) in try SystemRandom().bytes(count: count) }
     }
+}
+
+/// `read(2)` by a name that the `read(_:count:)` method above does not shadow (the C
+/// function lives in Glibc on Linux and in Darwin on Apple platforms).
+private func readBytes(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
 }
