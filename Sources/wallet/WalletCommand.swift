@@ -25,6 +25,18 @@ struct WalletCommand {
                                  verify an ISO 18013-5 DeviceResponse as a reader (issuer
                                  chain, digests, validity, device signature or MAC with the
                                  reader's ephemeral key) and print the elements as JSON
+      issue <offer | issuer URL> run an OpenID4VCI issuance into the wallet store
+          [--config ID] [--tx-code CODE] [--batch N] [--one-time]
+          [--encryption when-required|preferred|required] [--issuer-anchor PEM]...
+          [--auto-authorize]     (authorize by following the redirect without a browser)
+      resume <credential-id>     ask the issuer again for a deferred credential
+      reissue <credential-id>    renew a credential with its refresh token
+      credentials [list]         the stored credentials
+      credentials show <id>      one credential with its claims
+      credentials delete <id>    delete it (and tell the issuer)
+          these take --store DIR (or WALLET_STORE), --allow-http (loopback only), --json
+    \(ServeIssuerCommand.usage)
+    \(VerifierServeCommand.usage)
       interop <area> ...         entry points for the scripts in Tests/Interop
       help                       this text
 
@@ -58,6 +70,11 @@ struct WalletCommand {
         case "cbor": return try CBORCommand.run(rest)
         case "sdjwt": return try SDJWTCommand.run(rest)
         case "mdoc": return try await MdocCommand.run(rest)
+        case "issue": return try await IssueCommand.issue(rest)
+        case "resume": return try await IssueCommand.resume(rest)
+        case "reissue": return try await IssueCommand.reissue(rest)
+        case "credentials": return try await CredentialsCommand.run(rest)
+        case "serve": return try await ServeCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")
         }

@@ -171,6 +171,35 @@ struct CredentialStoreTests {
         await #expect(throws: StorageError.unwrapFailed) { _ = try await otherKey.credential(id: "c") }
     }
 
+    @Test("the issuance context round-trips encrypted: its bytes are not in the database file, another id cannot read it")
+    func issuanceContextEncrypted() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("credentials.sqlite")
+        let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let store = try CredentialStore(location: .file(url), secureArea: area, wrapping: FixedKeyWrappingProvider())
+        let context = Array("access-token-\(UUID().uuidString)".utf8)
+        try await store.save(StoredCredential(
+            id: "d", format: .sdJwtVc, type: "t", issuer: IssuerInfo(identifier: "https://i.example"),
+            instances: [], state: .deferred(transactionId: "tx", retryAfter: nil), issuanceContext: context))
+        for suffix in ["", "-wal"] {
+            let bytes = (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: url.path + suffix)))) ?? []
+            #expect(!contains(bytes, context))
+        }
+        #expect(try await store.credential(id: "d")?.issuanceContext == context)
+        #expect(try await store.list().first?.issuanceContext == context)
+        let withoutContext = try await store.save(StoredCredential(
+            id: "e", format: .sdJwtVc, type: "t", issuer: IssuerInfo(identifier: "https://i.example"),
+            instances: [CredentialInstance(index: 0, keyAlias: "k", raw: [1])]))
+        #expect(withoutContext.issuanceContext == nil)
+        #expect(try await store.credential(id: "e")?.issuanceContext == nil)
+        // Moving the wrapped context to another row breaks its AAD.
+        let wrapped = try FixedKeyWrappingProvider().wrap(context, aad: CredentialStore.issuanceContextAAD("d"))
+        #expect(throws: StorageError.self) {
+            _ = try FixedKeyWrappingProvider().unwrap(wrapped, aad: CredentialStore.issuanceContextAAD("e"))
+        }
+    }
+
     @Test("a database from a newer schema is refused")
     func schemaTooNew() async throws {
         let directory = try makeTemporaryDirectory()

@@ -67,6 +67,10 @@ enum CredentialSchema {
         CREATE INDEX transaction_log_by_time ON transaction_log (time);
         CREATE INDEX transaction_log_credentials_by_credential ON transaction_log_credentials (credential_id);
         """),
+        // Version 4: the issuing protocol's context (wrapped like the refresh token).
+        (4, """
+        ALTER TABLE credentials ADD COLUMN issuance_context BLOB;
+        """),
     ]
 
     static var latest: Int { migrations.map(\.version).max() ?? 0 }

@@ -59,6 +59,10 @@ public actor CredentialStore {
         Array("WalletStorage.CredentialStore.refresh_token".utf8) + [0] + Array(id.utf8)
     }
 
+    static func issuanceContextAAD(_ id: String) -> [UInt8] {
+        Array("WalletStorage.CredentialStore.issuance_context".utf8) + [0] + Array(id.utf8)
+    }
+
     private static func validate(_ credential: StoredCredential) throws(StorageError) {
         guard !credential.id.isEmpty else { throw .invalidCredential(.emptyId) }
         guard credential.policy.batchSize >= 1 else { throw .invalidCredential(.batchSizeBelowOne) }
@@ -100,6 +104,9 @@ public actor CredentialStore {
         let token = try credential.refreshToken.map { (token) throws(StorageError) in
             try wrapping.wrap(Array(token.utf8), aad: Self.refreshTokenAAD(credential.id))
         }
+        let context = try credential.issuanceContext.map { (context) throws(StorageError) in
+            try wrapping.wrap(context, aad: Self.issuanceContextAAD(credential.id))
+        }
         let display = Self.json(credential.display)
         let issuerDisplay = Self.json(credential.issuer.display)
         let (createdAt, dropped) = try connection.transaction { () throws(StorageError) -> (Date, [String]) in
@@ -125,14 +132,15 @@ public actor CredentialStore {
             try connection.run(
                 """
                 INSERT INTO credentials (id, format, type, issuer_id, issuer_display, display, batch_size, key_use, state,
-                    transaction_id, retry_after, refresh_token, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    transaction_id, retry_after, refresh_token, created_at, updated_at, issuance_context)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [.text(credential.id), .text(credential.format.rawValue), .text(credential.type),
                  .text(credential.issuer.identifier), .text(issuerDisplay), .text(display),
                  .integer(Int64(credential.policy.batchSize)), .text(credential.policy.use.rawValue), .text(state),
                  transactionId, retryAfter, token.map { .blob($0) } ?? .null,
-                 .real(createdAt.timeIntervalSince1970), .real(now.timeIntervalSince1970)])
+                 .real(createdAt.timeIntervalSince1970), .real(now.timeIntervalSince1970),
+                 context.map { .blob($0) } ?? .null])
             for instance in credential.instances {
                 try connection.run(
                     """
@@ -153,14 +161,15 @@ public actor CredentialStore {
         return StoredCredential(
             id: credential.id, format: credential.format, type: credential.type, issuer: credential.issuer,
             display: credential.display, instances: credential.instances, policy: credential.policy,
-            state: credential.state, refreshToken: credential.refreshToken, createdAt: createdAt, updatedAt: now)
+            state: credential.state, refreshToken: credential.refreshToken, issuanceContext: credential.issuanceContext,
+            createdAt: createdAt, updatedAt: now)
     }
 
     // MARK: Read
 
     private static let columns = """
         id, format, type, issuer_id, issuer_display, display, batch_size, key_use, state, transaction_id, retry_after,
-        refresh_token, created_at, updated_at
+        refresh_token, created_at, updated_at, issuance_context
         """
 
     /// The credential `id`, or nil.
@@ -216,7 +225,7 @@ public actor CredentialStore {
     }
 
     private func decode(_ row: [SQLValue], instances: [CredentialInstance]) throws(StorageError) -> StoredCredential {
-        guard row.count == 14, let id = row[0].string, let format = row[1].string.flatMap(CredentialFormat.init(rawValue:)),
+        guard row.count == 15, let id = row[0].string, let format = row[1].string.flatMap(CredentialFormat.init(rawValue:)),
               let type = row[2].string, let issuerId = row[3].string, let issuerDisplay = row[4].string,
               let display = row[5].string, let batch = row[6].int64, let batchSize = Int(exactly: batch),
               let use = row[7].string.flatMap(KeyUse.init(rawValue:)), let stateName = row[8].string,
@@ -237,13 +246,17 @@ public actor CredentialStore {
             defer { wipe(&plain) }
             refreshToken = String(decoding: plain, as: UTF8.self)
         }
+        let issuanceContext = try row[14].bytes.map { (wrapped) throws(StorageError) in
+            try wrapping.unwrap(wrapped, aad: Self.issuanceContextAAD(id))
+        }
         guard let displayValue = Self.display(display), let issuerDisplayValue = Self.display(issuerDisplay) else {
             throw .corruptRecord(table: "credentials", key: id)
         }
         return StoredCredential(
             id: id, format: format, type: type, issuer: IssuerInfo(identifier: issuerId, display: issuerDisplayValue),
             display: displayValue, instances: instances, policy: CredentialPolicy(batchSize: batchSize, use: use),
-            state: state, refreshToken: refreshToken, createdAt: Date(timeIntervalSince1970: created),
+            state: state, refreshToken: refreshToken, issuanceContext: issuanceContext,
+            createdAt: Date(timeIntervalSince1970: created),
             updatedAt: Date(timeIntervalSince1970: updated))
     }
 

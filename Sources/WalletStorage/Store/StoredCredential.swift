@@ -171,6 +171,10 @@ public struct StoredCredential: Sendable, Hashable, CustomStringConvertible, Cus
     public let state: CredentialState
     /// The refresh token for reissuance (stored encrypted; kept out of `description`).
     public let refreshToken: String?
+    /// What the issuing protocol keeps to resume, renew or report on the credential later
+    /// (an access token for a deferred transaction, key aliases, a notification id), in a
+    /// form only that protocol reads. Stored encrypted like the refresh token; never printed.
+    public let issuanceContext: [UInt8]?
     /// When it was first saved (set by the store).
     public let createdAt: Date
     /// When it was last saved (set by the store).
@@ -179,7 +183,7 @@ public struct StoredCredential: Sendable, Hashable, CustomStringConvertible, Cus
     /// A credential to save; the store sets the timestamps.
     public init(id: String, format: CredentialFormat, type: String, issuer: IssuerInfo, display: [DisplayMetadata] = [],
                 instances: [CredentialInstance], policy: CredentialPolicy = CredentialPolicy(),
-                state: CredentialState = .issued, refreshToken: String? = nil,
+                state: CredentialState = .issued, refreshToken: String? = nil, issuanceContext: [UInt8]? = nil,
                 createdAt: Date = Date(timeIntervalSince1970: 0), updatedAt: Date = Date(timeIntervalSince1970: 0)) {
         self.id = id
         self.format = format
@@ -190,16 +194,18 @@ public struct StoredCredential: Sendable, Hashable, CustomStringConvertible, Cus
         self.policy = policy
         self.state = state
         self.refreshToken = refreshToken
+        self.issuanceContext = issuanceContext
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
 
-    /// Identity, format, type, issuer and instance count; never the refresh token or credential bytes.
+    /// Identity, format, type, issuer and instance count; never the refresh token, the
+    /// issuance context or credential bytes.
     public var description: String {
         "StoredCredential(\(id), \(format.rawValue), \(type), issuer \(issuer.identifier), \(instances.count) instances)"
     }
 
-    /// A mirror without children, so `dump` cannot print the refresh token.
+    /// A mirror without children, so `dump` cannot print the refresh token or the issuance context.
     public var customMirror: Mirror { Mirror(self, children: [:]) }
 }
 

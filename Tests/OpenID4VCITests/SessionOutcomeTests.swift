@@ -1,0 +1,215 @@
+import Foundation
+import JOSE
+import SDJWT
+import Testing
+import WalletCrypto
+import WalletEncoding
+import WalletRuntime
+import WalletStorage
+@testable import OpenID4VCI
+
+/// Deferred issuance, reissuance, encryption, key attestation and cancellation.
+@Suite("Issuance sessions: deferred, reissue, encryption, attestation")
+struct SessionOutcomeTests {
+    private func preAuthorized(_ wallet: TestWalletSetup, _ issuer: TestIssuer,
+                               policy: CredentialPolicy = CredentialPolicy()) async throws -> IssuanceState {
+        let offer = try await wallet.client.resolveOffer(issuer.offerURI())
+        return try await terminalState(of: wallet.client.start(.fromOffer(offer, configurationId: issuer.configurationId, policy: policy)))
+    }
+
+    @Test("deferred (202 and the legacy issuance_pending): stored as deferred, resumed once pending, then completed",
+          arguments: [TestIssuer.Deferral.accepted, .legacy])
+    func deferred(form: TestIssuer.Deferral) async throws {
+        let clock = ManualClock(Date())
+        let issuer = try TestIssuer(options: .init(deferral: form))
+        let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
+        let first = try await preAuthorized(wallet, issuer, policy: CredentialPolicy(batchSize: 1, use: .rotate))
+        guard case .deferred(let id, let retryAfter) = first else { Issue.record("ended \(first)"); return }
+        #expect(retryAfter == clock.now.addingTimeInterval(5))
+        let stored = try #require(try await wallet.storage.store.credential(id: id))
+        #expect(stored.instances.isEmpty)
+        guard case .deferred(let transaction, _) = stored.state else { Issue.record("not deferred"); return }
+        #expect(transaction.hasPrefix("tx-"))
+        // The holder key the proof named stays, waiting for the credential.
+        #expect(try await wallet.keyAliases().count == 1)
+
+        let pending = try await terminalState(of: wallet.client.resumeDeferred(id))
+        guard case .deferred(let sameId, _) = pending else { Issue.record("ended \(pending)"); return }
+        #expect(sameId == id)
+        let done = try await terminalState(of: wallet.client.resumeDeferred(id))
+        #expect(done == .completed(IssuanceResult(issued: [id])))
+        let issued = try #require(try await wallet.storage.store.credential(id: id))
+        #expect(issued.state == .issued)
+        #expect(issued.instances.count == 1)
+        #expect(try SessionTests.boundKey(issued.instances[0], format: .sdJwtVc)
+            == (try await wallet.storage.secureArea.publicKey(alias: issued.instances[0].keyAlias)))
+        #expect(issuer.requests(to: "/deferred").count == 2)
+        // Resuming what is not deferred is refused.
+        let again = try await terminalState(of: wallet.client.resumeDeferred(id))
+        #expect(again == .failed(.unexpected(.notDeferred(id))))
+        #expect(try await terminalState(of: wallet.client.resumeDeferred("nope")) == .failed(.unexpected(.credentialNotFound("nope"))))
+    }
+
+    @Test("reissue via the refresh token tops up spent oneTime instances, keeping the unused ones; DPoP-bound refresh works")
+    func reissue() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 5))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        let session = wallet.client.start(.fromIssuer(issuer.base, configurationId: "identity", policy: CredentialPolicy(batchSize: 4, use: .oneTime)))
+        let first = try await SessionTests.authorize(session, issuer: issuer)
+        guard case .completed(let result) = first else { Issue.record("ended \(first)"); return }
+        let id = result.issued[0]
+        let original = try #require(try await wallet.storage.store.credential(id: id))
+        #expect(original.refreshToken != nil)
+        _ = try await wallet.storage.store.consumeInstance(of: id)
+        _ = try await wallet.storage.store.consumeInstance(of: id)
+        #expect(try await wallet.storage.store.remainingInstances(of: id) == 2)
+
+        let renewed = try await terminalState(of: wallet.client.reissue(id))
+        #expect(renewed == .completed(IssuanceResult(issued: [id])))
+        let after = try #require(try await wallet.storage.store.credential(id: id))
+        #expect(after.instances.count == 4)
+        #expect(try await wallet.storage.store.remainingInstances(of: id) == 4)
+        // The two unused instances are kept as they were; two new ones were proven.
+        let unused = original.instances.filter { instance in !after.instances.contains { $0.keyAlias == instance.keyAlias } }
+        #expect(unused.count == 2)
+        #expect(issuer.credentialRequests.last?["proofs"]?["jwt"]?.arrayValue?.count == 2)
+        let refresh = formPairs(try #require(issuer.requests(to: "/token").last?.body))
+        #expect(refresh.contains { $0 == ("grant_type", "refresh_token") })
+        // No key of a spent instance is left: 4 holder keys and the one DPoP key.
+        #expect(try await wallet.keyAliases().count == 5)
+    }
+
+    @Test("a credential without a refresh token cannot be reissued")
+    func reissueWithoutRefreshToken() async throws {
+        let issuer = try TestIssuer()
+        let wallet = try TestWalletSetup(issuer: issuer)
+        guard case .completed(let result) = try await preAuthorized(wallet, issuer) else { Issue.record("not issued"); return }
+        let terminal = try await terminalState(of: wallet.client.reissue(result.issued[0]))
+        #expect(terminal == .failed(.authorizationFailed(oauthError: nil, reason: .refreshTokenUnavailable)))
+        #expect(try await wallet.keyAliases().count == 1)
+    }
+
+    @Test("encryption policies against an issuer with encryption: whenRequired plain, preferred and required encrypted both ways",
+          arguments: [CredentialEncryption.whenRequired, .preferred, .required])
+    func encryptionWithIssuerSupport(policy: CredentialEncryption) async throws {
+        let issuer = try TestIssuer(options: .init(requestEncryption: .init(key: try ECPrivateKey.generate(curve: .p256)),
+                                                   responseEncryption: .init()))
+        let wallet = try TestWalletSetup(issuer: issuer, encryption: policy)
+        let terminal = try await preAuthorized(wallet, issuer)
+        guard case .completed = terminal else { Issue.record("ended \(terminal)"); return }
+        let request = try #require(issuer.requests(to: "/credential").first)
+        let encrypted = policy != .whenRequired
+        #expect((request.headers["Content-Type"] == "application/jwt") == encrypted)
+        if encrypted {
+            let jwe = try JWE(compact: String(decoding: try #require(request.body), as: UTF8.self))
+            #expect(jwe.header.keyID == "issuer-enc-1")
+            #expect(jwe.contentEncryption == .a256gcm)
+            let asked = try #require(issuer.credentialRequests.first?["credential_response_encryption"]?.objectValue)
+            #expect(asked["enc"]?.stringValue == "A256GCM")
+            #expect(asked["jwk"]?["kty"]?.stringValue == "EC")
+            #expect(asked["jwk"]?["d"] == nil)
+        } else {
+            #expect(issuer.credentialRequests.first?["credential_response_encryption"] == nil)
+        }
+    }
+
+    @Test("encryption policies against an issuer without encryption: whenRequired and preferred plain, required refused")
+    func encryptionWithoutIssuerSupport() async throws {
+        for policy in CredentialEncryption.allCases {
+            let issuer = try TestIssuer()
+            let wallet = try TestWalletSetup(issuer: issuer, encryption: policy)
+            let terminal = try await preAuthorized(wallet, issuer)
+            if policy == .required {
+                #expect(terminal == .failed(.credentialRequestFailed(oauthError: nil, reason: .encryption(.notOfferedByIssuer))))
+                #expect(try await wallet.keyAliases().isEmpty)
+            } else {
+                guard case .completed = terminal else { Issue.record("\(policy) ended \(terminal)"); continue }
+            }
+        }
+    }
+
+    @Test("an issuer requiring encryption is encrypted to under whenRequired")
+    func encryptionRequiredByIssuer() async throws {
+        let issuer = try TestIssuer(options: .init(requestEncryption: .init(key: try ECPrivateKey.generate(curve: .p256), enc: ["A128GCM"]),
+                                                   responseEncryption: .init(enc: ["A128GCM"], required: true)))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        guard case .completed = try await preAuthorized(wallet, issuer) else { Issue.record("not completed"); return }
+        #expect(issuer.requests(to: "/credential").first?.headers["Content-Type"] == "application/jwt")
+        #expect(issuer.credentialRequests.first?["credential_response_encryption"]?["enc"]?.stringValue == "A128GCM")
+    }
+
+    @Test("a plaintext answer to an encrypted request fails; nothing stored, no key left")
+    func plaintextAnswer() async throws {
+        let issuer = try TestIssuer(options: .init(requestEncryption: .init(key: try ECPrivateKey.generate(curve: .p256)),
+                                                   responseEncryption: .init(answerInPlaintext: true)))
+        let wallet = try TestWalletSetup(issuer: issuer, encryption: .preferred)
+        #expect(try await preAuthorized(wallet, issuer)
+            == .failed(.credentialRequestFailed(oauthError: nil, reason: .encryption(.plaintextResponse))))
+        #expect(try await wallet.credentials().isEmpty)
+        #expect(try await wallet.keyAliases().isEmpty)
+    }
+
+    @Test("response encryption advertised without request-encryption keys is refused before any key is made")
+    func responseEncryptionWithoutRequestKeys() async throws {
+        var setup = TestIssuer.RequestEncryptionSetup(key: try ECPrivateKey.generate(curve: .p256))
+        setup.publishKeys = false
+        let issuer = try TestIssuer(options: .init(requestEncryption: setup, responseEncryption: .init(required: true)))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        let session = wallet.client.start(.fromIssuer(issuer.base, configurationId: "identity"))
+        #expect(try await terminalState(of: session)
+            == .failed(.credentialRequestFailed(oauthError: nil, reason: .encryption(.requestEncryptionKeysMissing))))
+        #expect(issuer.requests(to: "/token").isEmpty)
+        #expect(try await wallet.keyAliases().isEmpty)
+    }
+
+    @Test("key attestation required: the proofs carry one naming the batch keys; without a provider the session fails")
+    func keyAttestation() async throws {
+        let provider = try WalletProviderFixture()
+        let issuer = try TestIssuer(options: .init(batchSize: 3, keyAttestationAnchor: provider.anchor))
+        let wallet = try TestWalletSetup(issuer: issuer, config: IssuanceConfig(
+            keyAttestationProvider: SoftwareKeyAttestationProvider(issuer: provider.issuer)))
+        let terminal = try await preAuthorized(wallet, issuer, policy: CredentialPolicy(batchSize: 3, use: .oneTime))
+        guard case .completed = terminal else { Issue.record("ended \(terminal)"); return }
+        let proofs = try #require(issuer.credentialRequests.first?["proofs"]?["jwt"]?.arrayValue)
+        let headers = try proofs.map { try JWT(compact: try #require($0.stringValue)).header }
+        let attestation = try KeyAttestation(unverified: try #require(headers.first?["key_attestation"]?.stringValue))
+        #expect(attestation.attestedKeys.count == 3)
+        #expect(Set(try headers.map { try #require(try $0.jwk()) }) == Set(attestation.attestedKeys))
+
+        let without = try TestWalletSetup(issuer: issuer)
+        #expect(try await preAuthorized(without, issuer)
+            == .failed(.credentialRequestFailed(oauthError: nil, reason: .keyAttestationUnavailable)))
+        #expect(try await without.keyAliases().isEmpty)
+    }
+
+    @Test("cancel at a pause ends .failed(.unexpected(.cancelled)) with no key left")
+    func cancel() async throws {
+        let issuer = try TestIssuer(options: .init(txCode: "1234"))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        let offer = try await wallet.client.resolveOffer(issuer.offerURI())
+        let session = wallet.client.start(.fromOffer(offer, configurationId: "identity"))
+        let terminal = try await terminalState(of: session) { state in
+            if case .txCodeRequired = state { session.cancel() }
+        }
+        #expect(terminal == .failed(.unexpected(.cancelled)))
+        #expect(session.currentState == terminal)
+        #expect(try await wallet.keyAliases().isEmpty)
+        #expect(try await wallet.credentials().isEmpty)
+    }
+
+    @Test("deleting a credential notifies credential_deleted and removes its keys")
+    func deletion() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        let terminal = try await SessionTests.authorize(wallet.client.start(.fromIssuer(issuer.base, configurationId: "identity")), issuer: issuer)
+        guard case .completed(let result) = terminal else { Issue.record("ended \(terminal)"); return }
+        #expect(try await wallet.keyAliases().count == 2)
+        try await wallet.client.deleteCredential(result.issued[0])
+        #expect(issuer.notifications.map { $0["event"]?.stringValue } == ["credential_accepted", "credential_deleted"])
+        #expect(try await wallet.credentials().isEmpty)
+        #expect(try await wallet.keyAliases().isEmpty)
+        await #expect(throws: IssuanceError.unexpected(.credentialNotFound(result.issued[0]))) {
+            try await wallet.client.deleteCredential(result.issued[0])
+        }
+    }
+}
