@@ -11,8 +11,8 @@ final class EVPKey: @unchecked Sendable {
     deinit { EVP_PKEY_free(pointer) }
 }
 
-/// The text of the first error on OpenSSL's thread-local queue (then cleared). A
-/// diagnostic for the certificate code's messages; never part of a public error case.
+/// The text of the first error on OpenSSL's thread-local queue (then cleared): a
+/// diagnostic for the message of a fatal out-of-memory trap, never part of an error value.
 func openSSLReason() -> String {
     let code = wallet_ERR_get_error()
     ERR_clear_error()
