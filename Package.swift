@@ -4,7 +4,7 @@ import PackageDescription
 // The wallet SDK (see ../shared/DESIGN.md for the layers). Layer 0: system
 // libraries, CBOR, crypto over OpenSSL 3 with X.509, the runtime seams; layer 1:
 // JOSE and COSE; layer 2: SD-JWT VC, mdoc, storage; layer 3: the protocols (OpenID4VCI,
-// mdoc proximity) and the reference parties (test peers). Higher layers are added
+// OpenID4VP, mdoc proximity) and the reference parties (test peers). Higher layers are added
 // module by module as they gain code.
 let package = Package(
     name: "WalletSDK",
@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "WalletStorage", targets: ["WalletStorage"]),
         .library(name: "MdocProximity", targets: ["MdocProximity"]),
         .library(name: "OpenID4VCI", targets: ["OpenID4VCI"]),
+        .library(name: "OpenID4VP", targets: ["OpenID4VP"]),
         .library(name: "ReferenceParties", targets: ["ReferenceParties"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
@@ -50,6 +51,8 @@ let package = Package(
         .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "WalletStorage", dependencies: ["CSQLite", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "OpenID4VCI", dependencies: ["JOSE", "COSE", "CBOR", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+        .target(name: "OpenID4VP", dependencies: ["JOSE", "SDJWT", "Mdoc", "CBOR", "COSE", "WalletStorage", "WalletCrypto",
+                                                 "WalletEncoding", "WalletRuntime"]),
         .target(name: "MdocProximity", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"],
                 resources: [.process("Resources")]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
@@ -57,9 +60,9 @@ let package = Package(
         .target(name: "ReferenceParties", dependencies: ["CMicroHTTPD", "JOSE", "SDJWT", "Mdoc", "COSE", "CBOR", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
         .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
-                                                         "OpenID4VCI", "ReferenceParties", "WalletCrypto", "WalletRuntime"]),
+                                                         "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
-                                                               "OpenID4VCI", "ReferenceParties", "WalletCrypto", "WalletRuntime"],
+                                                               "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime"],
                           path: "Benchmarks/wallet-bench"),
 
         .testTarget(name: "WalletEncodingTests", dependencies: ["WalletEncoding"]),
@@ -73,6 +76,8 @@ let package = Package(
         .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite", "WalletEncoding"], exclude: ["Fixtures"]),
         .testTarget(name: "OpenID4VCITests", dependencies: ["OpenID4VCI", "ReferenceParties", "JOSE", "COSE", "CBOR", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto",
                                                             "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "OpenID4VPTests", dependencies: ["OpenID4VP", "ReferenceParties", "SDJWT", "Mdoc", "CBOR", "COSE", "JOSE",
+                                                          "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc",
                                                                   "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),

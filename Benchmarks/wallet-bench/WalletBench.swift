@@ -23,6 +23,9 @@ struct WalletBench {
       mdoc    an mDL of 12 elements with a 50 KB portrait: the holder derives session
               keys, builds, signs and encrypts a DeviceResponse; the reader decrypts and
               verifies it; each against its floor of ECDH, HKDF, AES-GCM, SHA-256, ECDSA
+      presentation  an OpenID4VP remote presentation: resolve a signed request, match
+              its DCQL query over 1,000 and 10,000 stored credentials, build and
+              encrypt the response, and a whole session; each against its crypto floor
       proximity  one full QR session (mDL with a 50 KB portrait), holder and reader in
               this process, over TCP loopback and over the simulated BLE GATT link
               (mdoc peripheral server mode, MTU 185); prints each time and its ratio
@@ -60,6 +63,7 @@ struct WalletBench {
         case "sdjwt": try SDJWTBenchmark.run(iterations: iterations, python: python)
         case "mdoc": try MdocBenchmark.run(iterations: iterations, python: python)
         case "proximity": try ProximityBenchmark.run(iterations: iterations, python: python)
+        case "presentation": try PresentationBenchmark.run(iterations: iterations, python: python)
         case "issuance": try IssuanceBenchmark.run(iterations: iterations, python: python)
         default: print(usage); exit(2)
         }

@@ -70,4 +70,10 @@ public enum TrustFailure: Error, Hashable, Sendable {
     case subjectAlternativeNameMismatch(expected: String)
     /// The SHA-256 hash of the leaf is not the one the identifier names (OpenID4VP `x509_hash`).
     case certificateHashMismatch
+
+    // MARK: The signed data
+
+    /// The chain is trusted but the data's signature does not verify with the leaf's key
+    /// (an OpenID4VP request object signed by someone other than the certificate's holder).
+    case signatureInvalid
 }

@@ -35,6 +35,14 @@ struct WalletCommand {
       credentials show <id>      one credential with its claims
       credentials delete <id>    delete it (and tell the issuer)
           these take --store DIR (or WALLET_STORE), --allow-http (loopback only), --json
+      present <openid4vp URI | request URL> [--auto | --decline | --select QUERY=ID[,ID]...]
+          [--reader-anchor PEM]... [--store DIR] [--allow-http] [--json]
+                                 answer an OpenID4VP request from the store: shows the
+                                 verifier and what each query would disclose, then asks
+                                 (or --auto / --decline / --select decide)
+      present --dc-api <request JSON file> --origin <origin> [...]
+                                 the same for a Digital Credentials API request; prints
+                                 the response data object
     \(ServeIssuerCommand.usage)
     \(VerifierServeCommand.usage)
       interop <area> ...         entry points for the scripts in Tests/Interop
@@ -74,6 +82,7 @@ struct WalletCommand {
         case "resume": return try await IssueCommand.resume(rest)
         case "reissue": return try await IssueCommand.reissue(rest)
         case "credentials": return try await CredentialsCommand.run(rest)
+        case "present": return try await PresentCommand.run(rest)
         case "serve": return try await ServeCommand.run(rest)
         case "help", "-h", "--help": return usage
         default: throw .usage("unknown command '\(command)'")

@@ -10,8 +10,9 @@ enum InteropCommand {
         case "storage": return await StorageInteropCommand.run(rest)
         case "sdjwt": return await SDJWTInteropCommand.run(rest)
         case "mdoc": return await MdocInteropCommand.run(rest)
+        case "vp": return await PresentationInteropCommand.run(rest)
         default:
-            print("usage: wallet interop cose|jose|mdoc|sdjwt|storage <subcommand> ...")
+            print("usage: wallet interop cose|jose|mdoc|sdjwt|storage|vp <subcommand> ...")
             return 2
         }
     }

@@ -1,0 +1,70 @@
+import CBOR
+import SDJWT
+import WalletEncoding
+
+/// One `transaction_data` entry of a request (OpenID4VP 1.0 §5.1, §8.4): details of a
+/// transaction (a payment, a signature) the user authorises with the presentation.
+public struct TransactionData: Sendable, Hashable {
+    /// The entry as received (base64url of a JSON object); what SD-JWT KB-JWTs hash.
+    public let encoded: String
+    /// The decoded object.
+    public let members: JSONObject
+    /// `type`: what kind of transaction this is.
+    public let type: String
+    /// `credential_ids`: the Credential Queries whose presentation may authorise it
+    /// (exactly one of them does).
+    public let credentialIds: [String]
+    /// `transaction_data_hashes_alg` (App. B.3.3), when the verifier restricts the hash.
+    public let hashAlgorithms: [String]?
+
+    /// Decodes one entry; `index` is its position, for the error.
+    public init(encoded: String, index: Int = 0) throws(InvalidTransactionDataReason) {
+        guard let bytes = Base64URL.decode(encoded), let members = try? JSONValue.parseObject(bytes) else {
+            throw .notBase64URLJSON(index: index)
+        }
+        let parts: (type: String, ids: [String], algorithms: [String]?)
+        do {
+            parts = (try members.string("type"), try members.stringArray("credential_ids"),
+                     try members.optionalStringArray("transaction_data_hashes_alg"))
+        } catch {
+            throw .malformed(index: index)
+        }
+        guard !parts.ids.isEmpty, parts.algorithms?.isEmpty != true else { throw .malformed(index: index) }
+        self.encoded = encoded
+        self.members = members
+        self.type = parts.type
+        self.credentialIds = parts.ids
+        self.hashAlgorithms = parts.algorithms
+    }
+
+    /// The hash for `transaction_data_hashes`: sha-256 unless the entry names others,
+    /// then the first of those this SDK has (App. B.3.3).
+    var hashAlgorithm: SDJWTHashAlgorithm? {
+        guard let hashAlgorithms else { return .sha256 }
+        return hashAlgorithms.lazy.compactMap { try? SDJWTHashAlgorithm(name: $0) }.first
+    }
+}
+
+/// The device-signed data element an mdoc presentation carries to authorise a
+/// transaction (OpenID4VP 1.0 App. B.2.1): the namespace, identifier and value its
+/// transaction data type defines.
+public struct MdocTransactionDataElement: Sendable, Hashable {
+    /// The namespace.
+    public let nameSpace: String
+    /// The data element identifier.
+    public let elementIdentifier: String
+    /// The value.
+    public let value: CBOR
+
+    /// An element to put in DeviceSigned.
+    public init(nameSpace: String, elementIdentifier: String, value: CBOR) {
+        self.nameSpace = nameSpace
+        self.elementIdentifier = elementIdentifier
+        self.value = value
+    }
+}
+
+/// Maps a transaction data entry to the device-signed element that authorises it in an
+/// mdoc presentation, or nil for a type it does not handle. The mapping is specific to
+/// the transaction data type, so the app supplies it.
+public typealias MdocTransactionDataBinder = @Sendable (TransactionData) -> MdocTransactionDataElement?

@@ -1,0 +1,114 @@
+import Foundation
+import JOSE
+@testable import OpenID4VP
+import SDJWT
+import Testing
+import WalletCrypto
+import WalletEncoding
+import WalletRuntime
+import WalletStorage
+
+/// The sans-IO core on its own: inputs in, effects and states out, no store, no network.
+@Suite("Presentation flow (sans-IO core)")
+struct PresentationFlowTests {
+    typealias Remote = RemotePresentationTests
+
+    static func stored(_ id: String) async throws -> (TestWallet, StoredCredential) {
+        let wallet = try await TestWallet.make()
+        return (wallet, try await wallet.addSdJwt(id: id))
+    }
+
+    @Test("start → loadCredentials for the query's type; credentials → requestResolved; respond → present; made → send; delivered → completed")
+    func happyPath() async throws {
+        let (_, credential) = try await Self.stored("pid-1")
+        let reader = try TestReader.make()
+        let uri = Remote.requestURI(clientId: reader.sanDnsClientId, request: try await reader.sign(Remote.payload(clientId: reader.sanDnsClientId)))
+        var flow = PresentationFlow(invocation: .uri(uri), config: PresentationConfig(readerAnchorsDer: [reader.root.derEncoded]),
+                                    walletNonce: nil)
+        #expect(flow.state == .resolvingRequest)
+
+        let load = flow.handle(.start(now: testNow))
+        #expect(load == [.loadCredentials([CredentialFilter(format: .sdJwtVc, type: TestWallet.pidType)])])
+        #expect(flow.state == .resolvingRequest)
+
+        #expect(flow.handle(.credentialsLoaded([credential])).isEmpty)
+        let request = try #require(flow.state.request)
+        #expect(request.verifier.trusted && request.queries[0].candidates.map(\.credentialId) == ["pid-1"])
+
+        // A respond before the state allows it, or a second one, is ignored; only one job is made.
+        let present = flow.handle(.respond(.auto(request), now: testNow))
+        guard case .present(let jobs, let context)? = present.first, present.count == 1 else {
+            Issue.record("expected one present effect, got \(present)")
+            return
+        }
+        #expect(flow.state == .submitting)
+        #expect(flow.handle(.respond(.auto(request), now: testNow)).isEmpty)
+        #expect(jobs == [PresentationJob(queryId: "pid", credentialId: "pid-1", format: "dc+sd-jwt",
+                                         disclosedPaths: [["family_name"], ["given_name"]], holderBound: true)])
+        #expect(context.audience == reader.sanDnsClientId && context.nonce == Remote.nonce && context.issuedAt == testNow)
+
+        let send = flow.handle(.presentationsMade(["presentation-text~"]))
+        guard case .send(let post)? = send.first else {
+            Issue.record("expected a send effect, got \(send)")
+            return
+        }
+        #expect(post.url.absoluteString == Remote.responseUri)
+        #expect(post.form["vp_token"] == #"{"pid":["presentation-text~"]}"#)
+        #expect(post.form["state"] == "state-1")
+
+        #expect(flow.handle(.delivered(.json(["redirect_uri": "https://verifier.example/next"]))).isEmpty)
+        #expect(flow.state == .completed(redirectUri: URL(string: "https://verifier.example/next"), dcApiResponse: nil))
+        // A terminal flow takes nothing more.
+        #expect(flow.handle(.decline).isEmpty)
+        #expect(flow.state.isTerminal)
+    }
+
+    @Test("an effect's failure ends the flow with that error")
+    func effectFailure() async throws {
+        var flow = PresentationFlow(invocation: .uri("https://verifier.example/request/1"), config: PresentationConfig(), walletNonce: "n")
+        let fetch = flow.handle(.start(now: testNow))
+        guard case .fetchRequestObject(let request)? = fetch.first else {
+            Issue.record("expected a fetch, got \(fetch)")
+            return
+        }
+        #expect(request.method == .get && request.url.absoluteString == "https://verifier.example/request/1")
+        #expect(flow.handle(.effectFailed(.unexpected(.transport(.timedOut)))).isEmpty)
+        #expect(flow.state == .failed(.unexpected(.transport(.timedOut))))
+    }
+
+    @Test("decline before the request is resolved ends the session without a word to anyone")
+    func earlyDecline() {
+        var flow = PresentationFlow(invocation: .uri("https://verifier.example/request/1"), config: PresentationConfig(), walletNonce: nil)
+        _ = flow.handle(.start(now: testNow))
+        #expect(flow.handle(.decline).isEmpty)
+        #expect(flow.state == .declined(redirectUri: nil))
+    }
+
+    @Test("an encrypted response goes through the encrypt effect, then out as response=")
+    func encryptEffect() async throws {
+        let (_, credential) = try await Self.stored("pid-1")
+        let reader = try TestReader.make()
+        let key = try ECPrivateKey.generate(curve: .p256)
+        let jwk = try JWK(publicKey: key.publicKey).adding(["alg": "ECDH-ES", "kid": "k"])
+        let payload = Remote.payload(clientId: reader.sanDnsClientId, mode: "direct_post.jwt",
+                                     extra: ["client_metadata": ["jwks": ["keys": [jwk.jsonValue]]]])
+        var flow = PresentationFlow(invocation: .uri(Remote.requestURI(clientId: reader.sanDnsClientId, request: try await reader.sign(payload))),
+                                    config: PresentationConfig(), walletNonce: nil)
+        _ = flow.handle(.start(now: testNow))
+        _ = flow.handle(.credentialsLoaded([credential]))
+        let request = try #require(flow.state.request)
+        _ = flow.handle(.respond(.auto(request), now: testNow))
+        let encrypt = flow.handle(.presentationsMade(["p~"]))
+        guard case .encrypt(let plaintext, let encryption)? = encrypt.first else {
+            Issue.record("expected an encrypt effect, got \(encrypt)")
+            return
+        }
+        #expect(encryption.key.keyID == "k" && encryption.contentEncryption == .a128gcm)
+        #expect(try JSONValue.parseObject(plaintext) == ["vp_token": ["pid": ["p~"]], "state": "state-1"])
+        guard case .send(let post)? = flow.handle(.encrypted("header..iv.ciphertext.tag")).first else {
+            Issue.record("expected a send effect")
+            return
+        }
+        #expect(post.form == ["response": "header..iv.ciphertext.tag"])
+    }
+}
