@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "OpenID4VCI", targets: ["OpenID4VCI"]),
         .library(name: "OpenID4VP", targets: ["OpenID4VP"]),
         .library(name: "ReferenceParties", targets: ["ReferenceParties"]),
+        .library(name: "WalletInspect", targets: ["WalletInspect"]),
         .executable(name: "wallet", targets: ["wallet"]),
         .executable(name: "wallet-bench", targets: ["wallet-bench"]),
     ],
@@ -59,8 +60,12 @@ let package = Package(
                        providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
         .target(name: "ReferenceParties", dependencies: ["CMicroHTTPD", "JOSE", "SDJWT", "Mdoc", "COSE", "CBOR", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
+        // Layer 5 (tools): what `wallet inspect` prints, a library so the fuzz targets reach it.
+        .target(name: "WalletInspect", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding"]),
+
         .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage",
-                                                         "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime"]),
+                                                         "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime",
+                                                         "WalletInspect"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
                                                                "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime"],
                           path: "Benchmarks/wallet-bench"),

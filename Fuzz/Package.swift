@@ -10,6 +10,9 @@ let package = Package(
     targets: [
         .executableTarget(name: "FuzzCBOR", dependencies: [.product(name: "CBOR", package: "WalletSDK")],
                           path: "Targets/FuzzCBOR"),
+        .executableTarget(name: "FuzzInspect", dependencies: [.product(name: "WalletInspect", package: "WalletSDK"),
+                                                              .product(name: "CBOR", package: "WalletSDK")],
+                          path: "Targets/FuzzInspect"),
         .executableTarget(name: "FuzzCOSE", dependencies: [.product(name: "COSE", package: "WalletSDK"),
                                                            .product(name: "WalletCrypto", package: "WalletSDK")],
                           path: "Targets/FuzzCOSE"),

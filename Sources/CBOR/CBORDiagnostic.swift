@@ -1,4 +1,5 @@
 import WalletEncoding
+
 /// How to render diagnostic notation (RFC 8949 §8, RFC 8610 Appendix G).
 public struct CBORDiagnosticOptions: Sendable, Hashable {
     /// Show the content of tag 24 (embedded CBOR) decoded, as `24(<< ... >>)`, recursively;
@@ -11,55 +12,139 @@ public struct CBORDiagnosticOptions: Sendable, Hashable {
     /// Limits for decoding embedded CBOR; its ``CBORDecodingOptions/maxDepth`` also bounds
     /// the total nesting shown through all embedding levels.
     public var embeddedDecodingOptions: CBORDecodingOptions
+    /// The most work one rendering may do, in bytes: input read by every decoding pass,
+    /// plus bytes allocated (node tables, copies, the output). Rendering is linear in the
+    /// input, but pretty-printing deep nesting repeats the indentation on every line; this
+    /// bounds the total, whatever the input.
+    public var maxWork: Int
 
     /// Creates options; by default output is one line and tag 24 content stays bytes.
     public init(expandEmbeddedCBOR: Bool = false, pretty: Bool = false, indent: String = "  ",
-                embeddedDecodingOptions: CBORDecodingOptions = .default) {
+                embeddedDecodingOptions: CBORDecodingOptions = .default, maxWork: Int = 256 << 20) {
         self.expandEmbeddedCBOR = expandEmbeddedCBOR
         self.pretty = pretty
         self.indent = indent
         self.embeddedDecodingOptions = embeddedDecodingOptions
+        self.maxWork = maxWork
     }
 }
 
+/// The work a diagnostic rendering did, counted as it went (never timed).
+public struct CBORWork: Sendable, Hashable {
+    /// Input bytes examined: every head and string byte each decoding pass read, and every
+    /// byte printed from the input.
+    public var bytesRead: Int = 0
+    /// Bytes allocated: decoded node tables, copies of string content, and the output.
+    public var bytesAllocated: Int = 0
+
+    /// No work yet.
+    public init() {}
+
+    /// Bytes read plus bytes allocated.
+    public var total: Int { bytesRead + bytesAllocated }
+}
+
+/// A diagnostic rendering and what it cost.
+public struct CBORDiagnosticRendering: Sendable, Hashable {
+    /// The diagnostic notation.
+    public let text: String
+    /// The work it took.
+    public let work: CBORWork
+}
+
 extension CBOR {
-    /// Renders the item in diagnostic notation, e.g. `{"a": 1, "b": [2, 3]}`.
+    /// Renders the value in diagnostic notation, e.g. `{"a": 1, "b": [2, 3]}`. When the
+    /// rendering would exceed ``CBORDiagnosticOptions/maxWork`` the text ends with a
+    /// `/ output truncated ... /` comment; ``renderDiagnostic(options:)`` throws instead.
     public func diagnostic(options: CBORDiagnosticOptions = .init()) -> String {
         var printer = DiagnosticPrinter(options: options)
         printer.printValue(self, depth: 0)
-        return printer.output
+        return printer.finishedOutput
+    }
+
+    /// Renders the value in diagnostic notation and reports the work it took.
+    /// - Throws: `workLimitExceeded` when the rendering would exceed `options.maxWork`.
+    public func renderDiagnostic(options: CBORDiagnosticOptions = .init()) throws(CBORError) -> CBORDiagnosticRendering {
+        var printer = DiagnosticPrinter(options: options)
+        printer.printValue(self, depth: 0)
+        return try printer.rendering()
     }
 }
 
 extension CBORItem {
     /// Renders the item in diagnostic notation as received: indefinite-length items keep
-    /// their `_` markers and chunks, e.g. `(_ h'0102', h'030405')`.
+    /// their `_` markers and chunks, e.g. `(_ h'0102', h'030405')`. When the rendering
+    /// would exceed ``CBORDiagnosticOptions/maxWork`` the text ends with a
+    /// `/ output truncated ... /` comment; ``renderDiagnostic(options:)`` throws instead.
     public func diagnostic(options: CBORDiagnosticOptions = .init()) -> String {
         var printer = DiagnosticPrinter(options: options)
         printer.printNode(storage, index, depth: 0)
-        return printer.output
+        return printer.finishedOutput
+    }
+
+    /// Renders the item in diagnostic notation and reports the work it took: linear in
+    /// the item's size, tag-24 expansion included (each embedded level is decoded in
+    /// place, its byte strings never copied).
+    /// - Throws: `workLimitExceeded` when the rendering would exceed `options.maxWork`.
+    public func renderDiagnostic(options: CBORDiagnosticOptions = .init()) throws(CBORError) -> CBORDiagnosticRendering {
+        var printer = DiagnosticPrinter(options: options)
+        printer.printNode(storage, index, depth: 0)
+        return try printer.rendering()
     }
 }
 
 struct DiagnosticPrinter {
     let options: CBORDiagnosticOptions
-    var output = ""
+    /// The UTF-8 output; made a `String` once, at the end.
+    private var output: [UInt8] = []
+    private(set) var work = CBORWork()
+    /// Set once the work limit is reached: nothing more is printed or decoded.
+    private var exhausted = false
     /// Container nesting for indentation; tags and embedding do not indent.
     private var indentLevel = 0
+    /// True while printing an item decoded from joined indefinite-length content.
+    private var insideJoinedContent = false
 
     init(options: CBORDiagnosticOptions) {
         self.options = options
     }
 
+    /// The output, with a closing comment when the work limit cut it short.
+    var finishedOutput: String {
+        let text = String(decoding: output, as: UTF8.self)
+        return exhausted ? text + " / output truncated: work limit of \(options.maxWork) bytes reached /" : text
+    }
+
+    /// The output and its cost (the final `String` counts as one more copy of the output).
+    mutating func rendering() throws(CBORError) -> CBORDiagnosticRendering {
+        guard !exhausted else { throw .workLimitExceeded(limit: options.maxWork) }
+        work.bytesAllocated += output.count
+        return CBORDiagnosticRendering(text: String(decoding: output, as: UTF8.self), work: work)
+    }
+
+    /// Appends `text` unless the work limit is reached (the output counts as allocated).
+    private mutating func emit(_ text: String) {
+        guard !exhausted, spend(allocated: text.utf8.count) else { return }
+        output.append(contentsOf: text.utf8)
+    }
+
+    /// Counts work; false (and nothing more to do) once the limit is passed.
+    private mutating func spend(read: Int = 0, allocated: Int = 0) -> Bool {
+        work.bytesRead += read
+        work.bytesAllocated += allocated
+        if work.total > options.maxWork { exhausted = true }
+        return !exhausted
+    }
 
     // MARK: Values
 
     mutating func printValue(_ value: CBOR, depth: Int) {
+        guard !exhausted else { return }
         switch value {
         case .unsigned(let n):
-            output += String(n)
+            emit(String(n))
         case .negative(let n):
-            output += Self.negativeDecimal(n)
+            emit(Self.negativeDecimal(n))
         case .byteString(let bytes):
             printBytes(bytes[...])
         case .textString(let string):
@@ -72,54 +157,62 @@ struct DiagnosticPrinter {
             let entries = map.entries
             printSequence(open: "{", close: "}", count: entries.count, depth: depth) { printer, i in
                 printer.printValue(entries[i].key, depth: depth + 1)
-                printer.output += ": "
+                printer.emit(": ")
                 printer.printValue(entries[i].value, depth: depth + 1)
             }
         case .tagged(let tag, let content):
-            output += String(tag)
-            output += "("
+            emit(String(tag))
+            emit("(")
             if tag == 24, options.expandEmbeddedCBOR, case .byteString(let bytes) = content,
                let item = embedded(bytes, start: 0, end: bytes.count, depth: depth) {
                 printEmbedded(item, depth: depth)
             } else {
                 printValue(content, depth: depth + 1)
             }
-            output += ")"
+            emit(")")
         case .simple(let simple):
-            output += "simple(\(simple))"
+            emit("simple(\(simple))")
         case .boolean(let bool):
-            output += bool ? "true" : "false"
+            emit(bool ? "true" : "false")
         case .null:
-            output += "null"
+            emit("null")
         case .undefined:
-            output += "undefined"
+            emit("undefined")
         case .half(let bits):
-            output += Self.formatFloat(FloatBits.double(fromHalf: bits))
+            emit(Self.formatFloat(FloatBits.double(fromHalf: bits)))
         case .float(let single):
-            output += Self.formatFloat(Double(single))
+            emit(Self.formatFloat(Double(single)))
         case .double(let double):
-            output += Self.formatFloat(double)
+            emit(Self.formatFloat(double))
         }
     }
 
     // MARK: Items as received
 
+    /// Prints a node of `storage`. Strings and containers are read from the nodes and the
+    /// bytes, never from node values: the printer decodes embedded items without values.
     mutating func printNode(_ storage: CBORItem.Storage, _ index: Int, depth: Int) {
+        guard !exhausted else { return }
         let node = storage.nodes[index]
         let item = CBORItem(storage: storage, index: index)
         switch node.major {
         case 2 where node.indefinite, 3 where node.indefinite:
             let chunks = item.children
             if chunks.isEmpty {
-                output += node.major == 2 ? "''_" : "\"\"_"
+                emit(node.major == 2 ? "''_" : "\"\"_")
                 return
             }
-            output += "(_ "
+            emit("(_ ")
             for (i, chunk) in chunks.enumerated() {
-                if i > 0 { output += ", " }
-                printValue(chunk.value, depth: depth + 1)
+                if i > 0 { emit(", ") }
+                printNode(storage, chunk.index, depth: depth + 1)
             }
-            output += ")"
+            emit(")")
+        case 2:
+            printBytes(storage.bytes[node.headEnd..<node.end])
+        case 3:
+            guard spend(read: node.end - node.headEnd, allocated: node.end - node.headEnd) else { return }
+            printText(String(decoding: storage.bytes[node.headEnd..<node.end], as: UTF8.self))
         case 4:
             let elements = item.children
             printSequence(open: node.indefinite ? "[_ " : "[", close: "]", count: elements.count,
@@ -131,30 +224,36 @@ struct DiagnosticPrinter {
             printSequence(open: node.indefinite ? "{_ " : "{", close: "}", count: parts.count / 2,
                           depth: depth) { printer, i in
                 printer.printNode(storage, parts[2 * i].index, depth: depth + 1)
-                printer.output += ": "
+                printer.emit(": ")
                 printer.printNode(storage, parts[2 * i + 1].index, depth: depth + 1)
             }
         case 6:
             let tag = node.value.tag ?? 0
-            output += String(tag)
-            output += "("
+            emit(String(tag))
+            emit("(")
             let contentIndex = index + 1
             let content = storage.nodes[contentIndex]
-            if tag == 24, options.expandEmbeddedCBOR, content.major == 2 {
+            // Indefinite-length content must be joined (copied) to be decoded; inside content
+            // joined already it is shown as chunks, so that no byte is copied twice.
+            if tag == 24, options.expandEmbeddedCBOR, content.major == 2, !(content.indefinite && insideJoinedContent) {
                 var embeddedItem: CBORItem?
-                if content.indefinite, case .byteString(let joined) = content.value {
+                if content.indefinite {
+                    let joined = joinedChunks(storage, contentIndex)
                     embeddedItem = embedded(joined, start: 0, end: joined.count, depth: depth)
-                } else if !content.indefinite {
+                } else {
                     embeddedItem = embedded(storage.bytes, start: content.headEnd, end: content.end, depth: depth)
                 }
                 if let embeddedItem {
+                    let wasInside = insideJoinedContent
+                    insideJoinedContent = wasInside || content.indefinite
                     printEmbedded(embeddedItem, depth: depth)
-                    output += ")"
+                    insideJoinedContent = wasInside
+                    emit(")")
                     return
                 }
             }
             printNode(storage, contentIndex, depth: depth + 1)
-            output += ")"
+            emit(")")
         default:
             printValue(node.value, depth: depth)
         }
@@ -162,58 +261,88 @@ struct DiagnosticPrinter {
 
     // MARK: Helpers
 
+    /// The content of an indefinite-length byte string, its chunks joined (a copy, counted).
+    private mutating func joinedChunks(_ storage: CBORItem.Storage, _ index: Int) -> [UInt8] {
+        var joined: [UInt8] = []
+        for chunk in CBORItem(storage: storage, index: index).children {
+            let node = storage.nodes[chunk.index]
+            guard spend(read: node.end - node.headEnd, allocated: node.end - node.headEnd) else { return [] }
+            joined.append(contentsOf: storage.bytes[node.headEnd..<node.end])
+        }
+        return joined
+    }
+
     /// Decodes embedded CBOR within the remaining depth budget, or nil.
-    private func embedded(_ bytes: [UInt8], start: Int, end: Int, depth: Int) -> CBORItem? {
+    private mutating func embedded(_ bytes: [UInt8], start: Int, end: Int, depth: Int) -> CBORItem? {
+        guard !exhausted else { return nil }
         var decoding = options.embeddedDecodingOptions
         decoding.maxDepth = min(decoding.effectiveMaxDepth, decoding.effectiveMaxDepth - depth - 1)
-        guard decoding.maxDepth >= 0, end - start <= decoding.maxInputSize,
-              let item = try? CBORItem.parse(bytes, start: start, end: end, options: decoding),
-              item.byteRange.upperBound == end else { return nil }
+        guard decoding.maxDepth >= 0, end - start <= decoding.maxInputSize else { return nil }
+        var cost = CBORWork()
+        let item = try? CBORItem.parseNodes(bytes, start: start, end: end, options: decoding, work: &cost)
+        guard spend(read: cost.bytesRead, allocated: cost.bytesAllocated),
+              let item, item.byteRange.upperBound == end else { return nil }
         return item
     }
 
     private mutating func printEmbedded(_ item: CBORItem, depth: Int) {
-        output += "<< "
+        emit("<< ")
         printNode(item.storage, item.index, depth: depth + 1)
-        output += " >>"
+        emit(" >>")
     }
 
     private mutating func printSequence(open: String, close: String, count: Int, depth: Int,
                                         element: (inout DiagnosticPrinter, Int) -> Void) {
-        output += open
+        emit(open)
         guard count > 0 else {
-            output += close
+            emit(close)
             return
         }
         if options.pretty {
             indentLevel += 1
             let inner = String(repeating: options.indent, count: indentLevel)
-            if open.hasSuffix(" ") { output.removeLast() }
+            if open.hasSuffix(" ") { emitRemovingTrailingSpace() }
             for i in 0..<count {
-                output += i == 0 ? "\n" : ",\n"
-                output += inner
+                guard !exhausted else { break }
+                emit(i == 0 ? "\n" : ",\n")
+                emit(inner)
                 element(&self, i)
             }
             indentLevel -= 1
-            output += "\n"
-            output += String(repeating: options.indent, count: indentLevel)
+            emit("\n")
+            emit(String(repeating: options.indent, count: indentLevel))
         } else {
             for i in 0..<count {
-                if i > 0 { output += ", " }
+                guard !exhausted else { break }
+                if i > 0 { emit(", ") }
                 element(&self, i)
             }
         }
-        output += close
+        emit(close)
     }
 
+    private mutating func emitRemovingTrailingSpace() {
+        guard !exhausted, output.last == UInt8(ascii: " ") else { return }
+        output.removeLast()
+    }
+
+    /// `h'…'`, the hex digits written straight into the output.
     private mutating func printBytes(_ bytes: ArraySlice<UInt8>) {
-        output += "h'" + Hex.encode(bytes) + "'"
+        // The digits are made in a buffer of their own, then appended: 4 bytes per byte.
+        guard !exhausted, spend(read: bytes.count, allocated: 4 * bytes.count + 3) else { return }
+        output.reserveCapacity(output.count + 2 * bytes.count + 3)
+        output.append(contentsOf: "h'".utf8)
+        Hex.append(bytes, to: &output)
+        output.append(UInt8(ascii: "'"))
     }
 
-    // JSON-style escapes (RFC 8259 §7), as RFC 8949 §8 prescribes for text strings;
-    // printable escaping so that hostile text cannot drive the terminal.
+    // JSON-style escapes (RFC 8259 §7), as RFC 8949 §8 prescribes for text strings, written
+    // by the one JSON string writer; DEL and the C1 controls are escaped too, so that
+    // printed text cannot carry terminal control sequences.
     private mutating func printText(_ string: String) {
-        JSONWriter.appendString(string, escaping: .printable, to: &output)
+        var text = ""
+        JSONWriter.appendString(string, escaping: .printable, to: &text)
+        emit(text)
     }
 
     /// -1 - n in decimal, including -18446744073709551616.

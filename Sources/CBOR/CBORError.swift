@@ -54,6 +54,9 @@ public enum CBORError: Error, Equatable, Sendable {
     case integerOutOfRange(path: String)
     /// A `Codable` implementation reported an error; `description` says what it was.
     case dataCorrupted(description: String, path: String)
+    /// Rendering diagnostic notation would read, allocate and print more than the
+    /// allowed work (``CBORDiagnosticOptions/maxWork``), in bytes.
+    case workLimitExceeded(limit: Int)
     /// A value cannot be represented (for example a `Date` outside years 0000-9999 as
     /// an RFC 3339 string).
     case unsupportedValue(String)

@@ -26,6 +26,21 @@ public struct CBORItem: Sendable {
         return CBORItem(storage: Storage(bytes: bytes, nodes: parser.nodes), index: 0)
     }
 
+    /// Parses the nodes of one item without building the values of its strings and
+    /// containers (for the diagnostic printer, which reads those from the bytes), and
+    /// adds what the parse cost to `work`.
+    static func parseNodes(_ bytes: [UInt8], start: Int, end: Int, options: CBORDecodingOptions,
+                           work: inout CBORWork) throws(CBORError) -> CBORItem {
+        var parser = CBORParser(bytes: bytes, start: start, end: end, options: options, recordNodes: true,
+                                materializeValues: false)
+        defer {
+            work.bytesRead += parser.bytesRead
+            work.bytesAllocated += parser.bytesCopied + parser.nodes.capacity * MemoryLayout<CBORNode>.stride
+        }
+        _ = try parser.parseItem(depth: 0)
+        return CBORItem(storage: Storage(bytes: bytes, nodes: parser.nodes), index: 0)
+    }
+
     /// The decoded value of this item.
     public var value: CBOR { node.value }
 

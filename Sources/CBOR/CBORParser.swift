@@ -20,23 +20,45 @@ struct CBORNode: Sendable {
 /// The single recursive-descent reader behind every decoding entry point. It checks
 /// well-formedness (RFC 8949 §5.3, Appendix F) and the limits in the options before it
 /// reserves memory, and optionally records a ``CBORNode`` per item.
+///
+/// Without `materializeValues` (the diagnostic printer's mode) it records the nodes but
+/// builds no values for strings and containers: byte string content is skipped, not
+/// copied, so a printer that expands nested tag-24 items reads each input byte once
+/// instead of copying the rest of the input at every level. Map keys are still decoded
+/// when duplicate keys are rejected.
 struct CBORParser {
     private let bytes: [UInt8]
     private let end: Int
     private let options: CBORDecodingOptions
     private let maxDepth: Int
     private let recordNodes: Bool
+    private var materialize: Bool
     private(set) var position: Int
     private var itemCount = 0
     private(set) var nodes: [CBORNode] = []
+    /// Input bytes examined: heads, and string content copied or validated.
+    private(set) var bytesRead = 0
+    /// Bytes copied out of the input into decoded strings.
+    private(set) var bytesCopied = 0
+    /// Above 0 while a map key is parsed (with duplicate keys rejected): then every item
+    /// leaves its structural digest in `digest`, computed bottom-up from its children's,
+    /// so that comparing keys costs O(1) however deeply keys nest inside keys.
+    private var keyDepth = 0
+    /// The digest of the item parsed last (meaningful while `keyDepth > 0`): equal values
+    /// have equal digests, as `CBOR`'s `==` and `hash(into:)` define equality.
+    private var digest = 0
+    /// String bytes fed to key digests (each at most once, however deep keys nest).
+    private(set) var bytesHashed = 0
 
-    init(bytes: [UInt8], start: Int, end: Int, options: CBORDecodingOptions, recordNodes: Bool) {
+    init(bytes: [UInt8], start: Int, end: Int, options: CBORDecodingOptions, recordNodes: Bool,
+         materializeValues: Bool = true) {
         self.bytes = bytes
         self.position = start
         self.end = end
         self.options = options
         self.maxDepth = options.effectiveMaxDepth
         self.recordNodes = recordNodes
+        self.materialize = materializeValues
     }
 
     private var remaining: Int { end - position }
@@ -82,6 +104,7 @@ struct CBORParser {
         case 28, 29, 30: throw .reservedAdditionalInfo(offset: offset, value: info)
         default: argument = 0
         }
+        bytesRead += position - offset
         if options.requirePreferredSerialization && major != 7 {
             // RFC 8949 §4.1: the argument must use the shortest head that holds it.
             let shortest: Bool
@@ -144,20 +167,28 @@ struct CBORParser {
         case 0:
             guard !head.indefinite else { throw .invalidIndefiniteLength(offset: head.offset) }
             value = .unsigned(head.argument)
+            if keyDepth > 0 { digest = Self.digest(head.major, head.argument) }
         case 1:
             guard !head.indefinite else { throw .invalidIndefiniteLength(offset: head.offset) }
             value = .negative(head.argument)
+            if keyDepth > 0 { digest = Self.digest(head.major, head.argument) }
         case 2, 3:
             value = try parseString(head, depth: depth)
         case 4:
             value = try parseArray(head, depth: depth)
         case 5:
-            value = .map(try parseMap(head, depth: depth))
+            let map = try parseMap(head, depth: depth)
+            value = materialize ? .map(map) : .null
         case 6:
             guard !head.indefinite else { throw .invalidIndefiniteLength(offset: head.offset) }
-            value = .tagged(head.argument, try parseItem(depth: depth + 1))
+            let content = try parseItem(depth: depth + 1)
+            // Without values a tag keeps its number (the printer shows it), not its content.
+            value = .tagged(head.argument, materialize ? content : .null)
+            if keyDepth > 0 { digest = Self.digest(head.major, head.argument, digest) }
         default:
             value = try parseSimpleOrFloat(head)
+            // Each simple value and float width has one encoding: (info, argument) identifies it.
+            if keyDepth > 0 { digest = Self.digest(head.major, UInt64(head.info), Int(truncatingIfNeeded: head.argument)) }
         }
         if recordNodes {
             nodes[nodeIndex].end = position
@@ -167,12 +198,47 @@ struct CBORParser {
         return value
     }
 
+    private static func digest(_ major: UInt8, _ argument: UInt64, _ content: Int = 0) -> Int {
+        var hasher = Hasher()
+        hasher.combine(major)
+        hasher.combine(argument)
+        hasher.combine(content)
+        return hasher.finalize()
+    }
+
+    /// A digest of string content: the major type, the bytes in order, then the length, so
+    /// that chunked and one-piece strings with the same content agree.
+    private struct StringDigest {
+        var hasher = Hasher()
+        var length = 0
+        init(major: UInt8) { hasher.combine(major) }
+        mutating func add(_ bytes: ArraySlice<UInt8>) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+            length += bytes.count
+        }
+        func finalize() -> Int {
+            var hasher = hasher
+            hasher.combine(length)
+            return hasher.finalize()
+        }
+    }
+
     private mutating func parseString(_ head: Head, depth: Int) throws(CBORError) -> CBOR {
         let isText = head.major == 3
         if !head.indefinite {
             let length = try stringLength(head)
             let start = position
             position += length
+            if keyDepth > 0 {
+                var content = StringDigest(major: head.major)
+                content.add(bytes[start..<position])
+                bytesHashed += length
+                digest = content.finalize()
+            }
+            guard materialize else {
+                try skipString(isText: isText, start: start, end: position)
+                return .null
+            }
             return try makeString(isText: isText, start: start, end: position)
         }
         // RFC 8949 §3.2.3: a sequence of definite-length chunks of the same major type.
@@ -180,6 +246,7 @@ struct CBORParser {
         guard depth + 1 <= maxDepth else { throw .depthLimitExceeded(offset: position) }
         var buffer: [UInt8] = []
         var total = 0
+        var content = StringDigest(major: head.major)
         while try !consumeBreak() {
             let chunk = try readHead()
             guard chunk.major == head.major, !chunk.indefinite else {
@@ -193,19 +260,43 @@ struct CBORParser {
             }
             let start = position
             position += length
+            if keyDepth > 0 {
+                content.add(bytes[start..<position])
+                bytesHashed += length
+            }
             // Each chunk of a text string must itself be valid UTF-8.
-            let chunkValue = try makeString(isText: isText, start: start, end: position)
-            buffer.append(contentsOf: bytes[start..<position])
+            let chunkValue: CBOR
+            if materialize {
+                chunkValue = try makeString(isText: isText, start: start, end: position)
+                buffer.append(contentsOf: bytes[start..<position])
+                bytesCopied += length
+            } else {
+                try skipString(isText: isText, start: start, end: position)
+                chunkValue = .null
+            }
             if recordNodes {
                 nodes.append(CBORNode(start: chunk.offset, headEnd: start, end: position,
                                       subtreeEnd: nodes.count + 1, major: chunk.major,
                                       indefinite: false, value: chunkValue))
             }
         }
+        if keyDepth > 0 { digest = content.finalize() }
+        guard materialize else { return .null }
         return isText ? .textString(String(decoding: buffer, as: UTF8.self)) : .byteString(buffer)
     }
 
-    private func makeString(isText: Bool, start: Int, end: Int) throws(CBORError) -> CBOR {
+    /// Checks a string's content without copying it: text must be valid UTF-8.
+    private mutating func skipString(isText: Bool, start: Int, end: Int) throws(CBORError) {
+        guard isText else { return }
+        bytesRead += end - start
+        if let bad = UTF8Validation.firstInvalidOffset(in: bytes, from: start, to: end) {
+            throw .invalidUTF8(offset: bad)
+        }
+    }
+
+    private mutating func makeString(isText: Bool, start: Int, end: Int) throws(CBORError) -> CBOR {
+        bytesRead += end - start
+        bytesCopied += end - start
         if isText {
             if let bad = UTF8Validation.firstInvalidOffset(in: bytes, from: start, to: end) {
                 throw .invalidUTF8(offset: bad)
@@ -215,32 +306,65 @@ struct CBORParser {
         return .byteString(Array(bytes[start..<end]))
     }
 
+    /// The digest of a container from its children's digests, in order.
+    private struct ContainerDigest {
+        var hasher = Hasher()
+        var count = 0
+        mutating func add(_ child: Int) {
+            hasher.combine(child)
+            count += 1
+        }
+        func finalize(major: UInt8) -> Int {
+            var hasher = hasher
+            hasher.combine(count)
+            return CBORParser.digest(major, 0, hasher.finalize())
+        }
+    }
+
     private mutating func parseArray(_ head: Head, depth: Int) throws(CBORError) -> CBOR {
         var elements: [CBOR] = []
+        var content = ContainerDigest()
+        defer { if keyDepth > 0 { digest = content.finalize(major: head.major) } }
         if head.indefinite {
             try checkIndefiniteAllowed(head)
             while try !consumeBreak() {
-                elements.append(try parseItem(depth: depth + 1))
+                let element = try parseItem(depth: depth + 1)
+                if keyDepth > 0 { content.add(digest) }
+                if materialize { elements.append(element) }
             }
-            return .array(elements)
+            return materialize ? .array(elements) : .null
         }
         // Each element needs at least one byte: refuse counts the input cannot hold.
         guard head.argument <= UInt64(remaining) else {
             throw .lengthTooLarge(offset: head.offset, length: head.argument)
         }
-        let count = Int(head.argument)
-        elements.reserveCapacity(min(count, 1024))
-        for _ in 0..<count {
-            elements.append(try parseItem(depth: depth + 1))
+        let declared = Int(head.argument)
+        if materialize { elements.reserveCapacity(min(declared, 1024)) }
+        for _ in 0..<declared {
+            let element = try parseItem(depth: depth + 1)
+            if keyDepth > 0 { content.add(digest) }
+            if materialize { elements.append(element) }
         }
-        return .array(elements)
+        return materialize ? .array(elements) : .null
+    }
+
+    /// A map key with its structural digest: hashing costs O(1), and full equality runs
+    /// only for keys whose digests agree (a real duplicate, or a 2^-64 accident).
+    private struct DigestedKey: Hashable {
+        let digest: Int
+        let key: CBOR
+        func hash(into hasher: inout Hasher) { hasher.combine(digest) }
+        static func == (lhs: DigestedKey, rhs: DigestedKey) -> Bool { lhs.digest == rhs.digest && lhs.key == rhs.key }
     }
 
     private mutating func parseMap(_ head: Head, depth: Int) throws(CBORError) -> CBORMap {
         var entries: [CBORMap.Entry] = []
-        var seen = Set<CBOR>()
+        var seen = Set<DigestedKey>()
         var previousKey: Range<Int>? = nil
         var count = Int.max
+        var parsed = 0
+        var content = ContainerDigest()
+        defer { if keyDepth > 0 { digest = content.finalize(major: head.major) } }
         if head.indefinite {
             try checkIndefiniteAllowed(head)
         } else {
@@ -249,13 +373,28 @@ struct CBORParser {
                 throw .lengthTooLarge(offset: head.offset, length: head.argument)
             }
             count = Int(head.argument)
-            entries.reserveCapacity(min(count, 1024))
+            if materialize { entries.reserveCapacity(min(count, 1024)) }
         }
-        var index = 0
-        while index < count {
+        while parsed < count {
             if head.indefinite, try consumeBreak() { break }
             let keyStart = position
+            // Duplicate detection compares keys by value, so keys are decoded in every mode,
+            // with their digests.
+            let materializeValues = materialize
+            if options.rejectDuplicateMapKeys {
+                materialize = true
+                keyDepth += 1
+            }
             let key = try parseItem(depth: depth + 1)
+            if options.rejectDuplicateMapKeys {
+                keyDepth -= 1
+                // Hashed, so hostile maps stay O(n) however many or deep their keys.
+                guard seen.insert(DigestedKey(digest: digest, key: key)).inserted else {
+                    throw .duplicateMapKey(offset: keyStart)
+                }
+            }
+            let keyDigest = digest
+            materialize = materializeValues
             let keyRange = keyStart..<position
             if options.requireSortedMapKeys {
                 if let previous = previousKey,
@@ -264,18 +403,13 @@ struct CBORParser {
                 }
                 previousKey = keyRange
             }
-            if options.rejectDuplicateMapKeys {
-                // Linear for small maps, hashed beyond, so hostile maps stay O(n).
-                if entries.count < 16 {
-                    if entries.contains(where: { $0.key == key }) { throw .duplicateMapKey(offset: keyStart) }
-                    if entries.count == 15 { seen = Set(entries.map(\.key)); seen.insert(key) }
-                } else if !seen.insert(key).inserted {
-                    throw .duplicateMapKey(offset: keyStart)
-                }
-            }
             let value = try parseItem(depth: depth + 1)
-            entries.append(CBORMap.Entry(key: key, value: value))
-            index += 1
+            if keyDepth > 0 {
+                content.add(keyDigest)
+                content.add(digest)
+            }
+            if materialize { entries.append(CBORMap.Entry(key: key, value: value)) }
+            parsed += 1
         }
         return CBORMap(entries)
     }

@@ -13,6 +13,9 @@ public enum COSEError: Error, Equatable, Sendable {
     case unexpectedTag(UInt64)
     /// No `alg` header parameter (label 1) is present.
     case missingAlgorithm
+    /// `alg` is only in the unprotected bucket, where the signature or tag does not cover
+    /// it, and the caller requires it protected (ISO/IEC 18013-5 does).
+    case algorithmNotProtected
     /// An integer algorithm identifier this module does not implement.
     case unsupportedAlgorithm(Int)
     /// A text algorithm identifier; this module implements none.

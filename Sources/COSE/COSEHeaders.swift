@@ -60,9 +60,19 @@ public struct COSEHeaders: Hashable, Sendable {
     /// The algorithm (`alg`, label 1) from either bucket.
     /// - Throws: `missingAlgorithm`, `unsupportedAlgorithm` or `unsupportedAlgorithmName`.
     public func algorithm() throws(COSEError) -> COSEAlgorithm {
+        try algorithm(requireProtected: false)
+    }
+
+    /// The algorithm (`alg`, label 1); with `requireProtected`, only from the protected
+    /// bucket, which the signature or tag covers (RFC 9052 §3.1 recommends it; ISO/IEC
+    /// 18013-5 requires it for issuerAuth, deviceSignature, deviceMac and readerAuth).
+    /// - Throws: `algorithmNotProtected` when it is only unprotected and must not be,
+    ///   `missingAlgorithm`, `unsupportedAlgorithm` or `unsupportedAlgorithmName`.
+    public func algorithm(requireProtected: Bool) throws(COSEError) -> COSEAlgorithm {
         if let algorithm = try protected.algorithm() { return algorithm }
-        if let algorithm = try unprotected.algorithm() { return algorithm }
-        throw .missingAlgorithm
+        guard let algorithm = try unprotected.algorithm() else { throw .missingAlgorithm }
+        guard !requireProtected else { throw .algorithmNotProtected }
+        return algorithm
     }
 
     /// `kid` (4) from either bucket.

@@ -27,12 +27,8 @@ public enum JOSEError: Error, Equatable, Sendable {
     case unknownCriticalHeader([String])
     /// `crit` itself is malformed: empty, not strings, lists a standard parameter or one that is absent.
     case invalidCriticalHeader(CriticalHeaderFailure)
-    /// The JWT `exp` (with skew) lies before `now`.
-    case expired(exp: Date, now: Date)
-    /// The JWT `nbf` (with skew) lies after `now`.
-    case notYetValid(nbf: Date, now: Date)
-    /// The JWT `iat` (with skew) lies after `now`.
-    case issuedInFuture(iat: Date, now: Date)
+    /// The JWT's `exp`, `nbf` or `iat` does not hold at the verification time.
+    case invalidTime(JWTTimeFailure)
     /// The JWT `aud` does not contain the expected audience.
     case audienceMismatch(expected: String, actual: [String])
     /// The JWT `iss` is not the expected issuer.

@@ -40,11 +40,11 @@ public struct JWT: Sendable, Equatable {
     /// Checks the claims and header against `options` (no signature check).
     public func validate(_ options: JWTValidationOptions) throws(JOSEError) {
         for name in options.requiredClaims.sorted() where claims[name] == nil { throw .missingClaim(name) }
-        let now = options.now, skew = options.clockSkew
-        if let exp = claims.expiration, exp.addingTimeInterval(skew) <= now { throw .expired(exp: exp, now: now) }
-        if let nbf = claims.notBefore, nbf.addingTimeInterval(-skew) > now { throw .notYetValid(nbf: nbf, now: now) }
-        if options.rejectsFutureIssuedAt, let iat = claims.issuedAt, iat.addingTimeInterval(-skew) > now {
-            throw .issuedInFuture(iat: iat, now: now)
+        do {
+            try JWTTimeRules(clockSkew: options.clockSkew, rejectsFutureIssuedAt: options.rejectsFutureIssuedAt)
+                .check(claims, at: options.now)
+        } catch {
+            throw .invalidTime(error)
         }
         if let expected = options.expectedIssuer, claims.issuer != expected {
             throw .issuerMismatch(expected: expected, actual: claims.issuer)

@@ -33,6 +33,12 @@ public enum MdocError: Error, Equatable, Sendable {
     case sessionTerminated
     /// The peer reported an error status in SessionData (10 or 11).
     case peerReportedError(status: Int)
+    /// The DeviceResponse reports a status other than OK (ISO 18013-5 §8.3.2.1.2.3); the
+    /// document errors it carried are kept. Nothing in it is verified.
+    case responseStatusNotOK(status: DeviceResponse.Status, documentErrors: [DocumentError])
+    /// The DeviceResponse has status OK but returns no document; the document errors it
+    /// carried say why. An empty response is not a verified one.
+    case noDocumentsReturned(documentErrors: [DocumentError])
     /// The issuer signature over the MSO does not verify.
     case issuerSignatureInvalid(COSEError)
     /// The issuerAuth certificate chain does not lead to a trusted IACA anchor, or is not

@@ -83,12 +83,14 @@ extension KeyBindingExpectation {
     func check(_ keyBinding: JWT, of sdJWT: SDJWT, holderKey: JWK, now: Date, clockSkew: TimeInterval) throws(SDJWTError) {
         try Self.checkBinding(keyBinding, of: sdJWT, holderKey: holderKey)
         let claims = keyBinding.claims
-        guard let iat = claims.issuedAt,
-              iat.addingTimeInterval(-clockSkew) <= now,
-              iat.addingTimeInterval(maximumAge + clockSkew) >= now else {
-            throw .keyBinding(.issuedAtOutsideWindow(iat: claims.issuedAt, now: now))
+        do {
+            try JWTTimeRules(clockSkew: clockSkew, required: [.issuedAt], maximumAge: maximumAge).check(claims, at: now)
+        } catch {
+            throw .keyBinding(.invalidTime(error))
         }
-        guard claims.audience.contains(audience) else {
+        // RFC 9901 §4.3: aud is "a single string"; an array naming several parties would let
+        // one presentation be replayed to each of them.
+        guard claims["aud"]?.stringValue == audience else {
             throw .keyBinding(.audienceMismatch(expected: audience, actual: claims.audience))
         }
         guard claims.nonce == nonce else { throw .keyBinding(.nonceMismatch(expected: nonce, actual: claims.nonce)) }

@@ -44,12 +44,9 @@ public enum SDJWTError: Error, Equatable, Sendable {
     case invalidClaim(InvalidClaimReason)
     /// `iss` is not the issuer the caller expects.
     case issuerMismatch(expected: String, actual: String?)
-    /// The credential's `exp` (plus skew) lies before the verification time.
-    case expired(exp: Date, now: Date)
-    /// The credential's `nbf` (minus skew) lies after the verification time.
-    case notYetValid(nbf: Date, now: Date)
-    /// The credential's `iat` (minus skew) lies after the verification time.
-    case issuedInFuture(iat: Date, now: Date)
+    /// The credential's `exp`, `nbf` or `iat` (after disclosure) does not hold at the
+    /// verification time.
+    case invalidTime(JWTTimeFailure)
 
     // MARK: Key binding
 
@@ -151,10 +148,13 @@ public enum InvalidClaimReason: Hashable, Sendable {
 public enum KeyBindingFailure: Equatable, Sendable {
     /// `cnf` is absent or holds no usable `jwk`, but key binding needs the holder key.
     case missingHolderKey
-    /// The `cnf.jwk` is not a valid public key.
+    /// The `cnf.jwk` is not a valid JWK.
     case invalidHolderKey(JOSEError)
     /// The signer given for key binding is not the key the credential is bound to.
     case holderKeyMismatch
+    /// The `cnf.jwk` is a valid JWK but not a key a holder may prove possession with: key
+    /// binding needs a public asymmetric signature key (RFC 9901 §4.1.2, RFC 7800).
+    case unsupportedHolderKey(HolderKeyRejection)
     /// Key binding was required but the presentation carries no KB-JWT.
     case missing
     /// The KB-JWT does not parse as a JWT.
@@ -163,14 +163,16 @@ public enum KeyBindingFailure: Equatable, Sendable {
     case invalidType(String?)
     /// The KB-JWT signature does not verify with the `cnf` key.
     case invalidSignature(JOSEError)
-    /// The KB-JWT `aud` is not the verifier.
+    /// The KB-JWT `aud` is not the single string naming the verifier (an array, even one
+    /// that contains the verifier, is refused).
     case audienceMismatch(expected: String, actual: [String])
     /// The KB-JWT `nonce` is not the verifier's nonce.
     case nonceMismatch(expected: String, actual: String?)
     /// The KB-JWT `sd_hash` is absent or not the hash of the presented SD-JWT.
     case sdHashMismatch(expected: String, actual: String?)
-    /// The KB-JWT `iat` is absent or outside `[now - maximumAge - skew, now + skew]`.
-    case issuedAtOutsideWindow(iat: Date?, now: Date)
+    /// The KB-JWT's `iat` is absent or outside `[now - maximumAge - skew, now + skew]`, or
+    /// another of its time claims does not hold.
+    case invalidTime(JWTTimeFailure)
     /// `transaction_data_hashes` does not match the request (OpenID4VP 1.0 §8.4).
     case transactionDataMismatch(TransactionDataMismatch)
 }
@@ -217,4 +219,15 @@ public enum PlanFailure: Hashable, Sendable {
     case notAnArray(location: String)
     /// The plan has members or elements for a value that is neither an object nor an array.
     case notAContainer(location: String)
+}
+
+/// Why a `cnf.jwk` cannot bind a credential to its holder.
+public enum HolderKeyRejection: Hashable, Sendable {
+    /// A symmetric `oct` key: anyone who can read the credential could compute the "proof".
+    case symmetricKey
+    /// The JWK carries private key members.
+    case privateKeyMaterial
+    /// A key type or curve that cannot sign a KB-JWT here (`RSA`, `X25519` ...); the value
+    /// is the `kty`, with the `crv` after a slash when there is one.
+    case unsupportedKeyType(String)
 }

@@ -116,12 +116,7 @@ public struct SDJWTVerifier: Sendable {
         let payload = jwt.claims
         try checkClaims(payload, processed: processed.claims)
 
-        var holderKey: JWK?
-        do {
-            holderKey = try payload.confirmationKey()
-        } catch {
-            throw .keyBinding(.invalidHolderKey(error))
-        }
+        let holderKey = try Self.holderKey(of: payload)
         if let keyBinding = sdJWT.keyBindingJWT {
             guard let holderKey else { throw .keyBinding(.missingHolderKey) }
             if let expectation = options.keyBinding {
@@ -171,8 +166,25 @@ public struct SDJWTVerifier: Sendable {
         }
     }
 
+    /// The `cnf.jwk`, if any, once it is known to be a public asymmetric signature key:
+    /// EC on P-256/P-384/P-521 or Ed25519 (RFC 9901 §4.1.2, RFC 7800 §3.2).
+    static func holderKey(of payload: JWTClaims) throws(SDJWTError) -> JWK? {
+        let key: JWK?
+        do { key = try payload.confirmationKey() } catch { throw .keyBinding(.invalidHolderKey(error)) }
+        guard let key else { return nil }
+        switch key.keyType {
+        case .oct: throw .keyBinding(.unsupportedHolderKey(.symmetricKey))
+        case .rsa: throw .keyBinding(.unsupportedHolderKey(.unsupportedKeyType("RSA")))
+        case .okp where key.curveName != "Ed25519":
+            throw .keyBinding(.unsupportedHolderKey(.unsupportedKeyType("OKP/" + (key.curveName ?? ""))))
+        case .ec, .okp: break
+        }
+        guard !key.isPrivate else { throw .keyBinding(.unsupportedHolderKey(.privateKeyMaterial)) }
+        do { _ = try key.publicKey() } catch { throw .keyBinding(.invalidHolderKey(error)) }
+        return key
+    }
+
     private func checkClaims(_ payload: JWTClaims, processed: JSONObject) throws(SDJWTError) {
-        let now = options.now, skew = options.clockSkew
         if options.profile == .sdJWTVC {
             for name in Self.alwaysVisibleClaims where processed[name] != nil && payload[name] == nil {
                 throw .invalidClaim(.selectivelyDisclosed(name))
@@ -181,9 +193,8 @@ public struct SDJWTVerifier: Sendable {
             guard let type = vct.stringValue else { throw .invalidClaim(.wrongType("vct")) }
             if let accepted = options.acceptedTypes, !accepted.contains(type) { throw .invalidClaim(.typeNotAccepted(type)) }
         }
-        if let exp = payload.expiration, exp.addingTimeInterval(skew) <= now { throw .expired(exp: exp, now: now) }
-        if let nbf = payload.notBefore, nbf.addingTimeInterval(-skew) > now { throw .notYetValid(nbf: nbf, now: now) }
-        if let iat = payload.issuedAt, iat.addingTimeInterval(-skew) > now { throw .issuedInFuture(iat: iat, now: now) }
+        // After disclosure: a plain SD-JWT may disclose `exp`, which then counts like a visible one.
+        do { try JWTTimeRules(clockSkew: options.clockSkew).check(processed, at: options.now) } catch { throw .invalidTime(error) }
         if let expected = options.expectedIssuer, payload.issuer != expected {
             throw .issuerMismatch(expected: expected, actual: payload.issuer)
         }

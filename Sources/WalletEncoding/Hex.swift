@@ -6,12 +6,29 @@ public enum Hex {
     /// Lower-case hex of `bytes`.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
+        append(Array(bytes)[...], to: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends the lower-case hex digits (UTF-8) of `bytes` to `output`, for writers that
+    /// build their text as bytes (no intermediate string). Concrete types and buffer
+    /// pointers: this is the hot loop of printing large byte strings, and generic code is
+    /// not specialised across modules in debug builds.
+    public static func append(_ bytes: ArraySlice<UInt8>, to output: inout [UInt8]) {
+        let digits = [UInt8](unsafeUninitializedCapacity: 2 * bytes.count) { buffer, initialized in
+            bytes.withUnsafeBufferPointer { source in
+                Self.digits.withUnsafeBufferPointer { table in
+                    var index = 0
+                    for byte in source {
+                        buffer[index] = table[Int(byte >> 4)]
+                        buffer[index + 1] = table[Int(byte & 0x0f)]
+                        index += 2
+                    }
+                }
+            }
+            initialized = 2 * bytes.count
+        }
+        output.append(contentsOf: digits)
     }
 
     /// The bytes of an even-length hex string (an optional `0x` prefix is allowed; an

@@ -11,11 +11,15 @@ enum CBORCommand {
         do {
             item = try CBOR.decodeItem(bytes)
         } catch {
-            throw .input("not CBOR: \(error)")
+            throw .rejected("not CBOR", error)
         }
         switch arguments[0] {
         case "diag":
-            return item.diagnostic(options: CBORDiagnosticOptions(expandEmbeddedCBOR: true, pretty: true))
+            do {
+                return try item.renderDiagnostic(options: CBORDiagnosticOptions(expandEmbeddedCBOR: true, pretty: true)).text
+            } catch {
+                throw .rejected("cannot print the CBOR", error)
+            }
         case "canonical":
             return Hex.encode(item.value.encoded(options: .deterministic))
         default:

@@ -62,10 +62,14 @@ enum CLIError: Error {
     case input(String)
     /// A check failed (a signature, a chain, a decryption). Exit 1.
     case failed(String)
+    /// The SDK refused the input with a typed error. Exit 1; the line carries the error's
+    /// stable identifier in brackets (e.g. `[MdocError.untrustedIssuer.leafIsCA]`).
+    case rejected(String, any Error)
 
     var message: String {
         switch self {
         case .usage(let text), .input(let text), .failed(let text): return text
+        case .rejected(let what, let error): return "\(what) [\(ErrorIdentifier.of(error))]: \(error)"
         }
     }
 

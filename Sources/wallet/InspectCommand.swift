@@ -1,7 +1,6 @@
 import CBOR
 import Foundation
-import WalletCrypto
-import WalletRuntime
+import WalletInspect
 
 /// `wallet inspect <input>`: recognises what the input is and prints it readably.
 enum InspectCommand {
@@ -19,39 +18,19 @@ enum InspectCommand {
         }
         guard inputs.count == 1 else { throw .usage("inspect takes exactly one input") }
         let source = try InputSource.read(inputs[0])
-        let options = CBORDiagnosticOptions(expandEmbeddedCBOR: expand, pretty: !compact)
-
-        if let text = source.text {
-            if text.hasPrefix("-----BEGIN") { return try pem(text) }
-            if let compactForm = CompactSerialization(text) { return compactForm.render(diagnostic: options) }
-        }
         let bytes = source.binary
-        if bytes.first == 0x30, let certificate = try? X509Certificate(derEncoded: bytes) {
-            return CertificateSummary.lines(for: certificate).joined(separator: "\n")
-        }
-        let item: CBORItem
+        // Work linear in the input: at most 32 bytes read or allocated per input byte (16 MiB
+        // for small inputs), beyond which printing stops with a typed error (issue 12).
+        let options = CBORDiagnosticOptions(expandEmbeddedCBOR: expand, pretty: !compact,
+                                            maxWork: max(16 << 20, 32 * bytes.count))
         do {
-            item = try CBOR.decodeItem(bytes)
+            return try Inspection.render(text: source.text, bytes: bytes, options: options)
         } catch {
-            throw .input("\(source.origin) is not CBOR, a JWT/JWE, PEM or an X.509 certificate (CBOR: \(error))")
+            switch error {
+            case .notRecognized: throw .rejected("\(source.origin) is not CBOR, a JWT/JWE, PEM or an X.509 certificate", error)
+            case .unreadablePEM: throw .rejected("unreadable PEM", error)
+            case .renderingFailed: throw .rejected("\(source.origin) cannot be shown", error)
+            }
         }
-        var output = item.diagnostic(options: options)
-        for (path, lines) in COSESummary.find(in: item, diagnostic: options) {
-            output += "\n\n" + (path.isEmpty ? "" : "at \(path): ") + lines.joined(separator: "\n")
-        }
-        return output
-    }
-
-    private static func pem(_ text: String) throws(CLIError) -> String {
-        let certificates: [X509Certificate]
-        do {
-            certificates = try X509Certificate.parsePEM(text)
-        } catch {
-            throw .input("unreadable PEM: \(error)")
-        }
-        guard !certificates.isEmpty else { throw .input("no CERTIFICATE block in the PEM input") }
-        return certificates.enumerated().map { index, certificate in
-            (certificates.count > 1 ? "[\(index)] " : "") + CertificateSummary.lines(for: certificate).joined(separator: "\n")
-        }.joined(separator: "\n\n")
     }
 }

@@ -40,7 +40,7 @@ enum MdocCommand {
         } catch let error as CLIError {
             throw error
         } catch {
-            throw .input("cannot read the response or transcript: \(error)")
+            throw .rejected("cannot read the response or transcript", error)
         }
         var trustAnchors: [X509Certificate] = []
         for anchor in anchors {
@@ -71,7 +71,7 @@ enum MdocCommand {
             verified = try await DeviceResponseVerifier(trustAnchors: trustAnchors, sessionTranscript: sessionTranscript,
                                                         eReaderKey: eReaderKey.map(SoftwareKeyAgreement.init)).verify(parsedResponse, at: time)
         } catch {
-            throw .failed("verification failed: \(error)")
+            throw .rejected("verification failed", error)
         }
         return json(verified).serialized
     }

@@ -4,38 +4,32 @@ import SDJWT
 import WalletCrypto
 import WalletEncoding
 
-/// `wallet sdjwt verify <file|-> --issuer-key <jwk|pem> | --anchor <pem> [--aud A --nonce N] [--at <RFC 3339>]`:
-/// verifies an SD-JWT (VC) presentation and prints the disclosed claims as JSON.
+/// `wallet sdjwt verify <file|-> --issuer-key <jwk|pem> | --anchor <pem> [--profile sd-jwt-vc|sd-jwt]
+/// [--aud A --nonce N] [--at <RFC 3339>]`: verifies an SD-JWT (VC) presentation under the
+/// profile the caller names (SD-JWT VC unless `--profile sd-jwt`) and prints the disclosed
+/// claims as JSON.
 enum SDJWTCommand {
     static func run(_ arguments: [String]) throws(CLIError) -> String {
         guard arguments.first == "verify" else { throw .usage("sdjwt takes the subcommand verify") }
-        var input: String?
-        var options: [String: String] = [:]
-        var flags: Set<String> = []
-        var index = 1
-        while index < arguments.count {
-            let argument = arguments[index]
-            if argument == "--legacy-type" {
-                flags.insert(argument)
-            } else if ["--issuer-key", "--anchor", "--aud", "--nonce", "--at"].contains(argument) {
-                guard index + 1 < arguments.count else { throw .usage("\(argument) needs a value") }
-                options[argument] = arguments[index + 1]
-                index += 1
-            } else if argument.hasPrefix("--") && argument != "-" {
-                throw .usage("unknown option \(argument)")
-            } else {
-                guard input == nil else { throw .usage("sdjwt verify takes one input") }
-                input = argument
-            }
-            index += 1
+        let options = try CommandLineOptions(Array(arguments.dropFirst()),
+                                             valued: ["--issuer-key", "--anchor", "--aud", "--nonce", "--at", "--profile"],
+                                             flags: ["--legacy-type"])
+        guard options.positional.count == 1, let input = options.positional.first else {
+            throw .usage("sdjwt verify takes one input (a file or -)")
         }
-        guard let input else { throw .usage("sdjwt verify needs an input (a file or -)") }
+        // The verifier decides the profile, never the token's own typ (issue 12).
+        let profile: SDJWTProfile
+        switch options["--profile"] ?? "sd-jwt-vc" {
+        case "sd-jwt-vc": profile = .sdJWTVC
+        case "sd-jwt": profile = .sdJWT
+        case let other: throw .usage("--profile is sd-jwt-vc or sd-jwt, not \(other)")
+        }
         guard let text = try InputSource.read(input).text else { throw .input("the input is not an SD-JWT") }
         let sdJWT: SDJWT
         do {
             sdJWT = try SDJWT(compact: text)
         } catch {
-            throw .input("not an SD-JWT: \(error)")
+            throw .rejected("not an SD-JWT", error)
         }
 
         let issuerKey: IssuerKeySource
@@ -55,16 +49,13 @@ enum SDJWTCommand {
             guard let date = parseTime(at) else { throw .usage("--at takes an RFC 3339 time such as 2025-06-01T12:00:00Z") }
             now = date
         }
-        // A credential typed as SD-JWT VC gets the SD-JWT VC checks; any other typ is checked as a plain SD-JWT.
-        let header = sdJWT.issuerSignedJWT.header
-        let isVC = header.typeMatches("dc+sd-jwt") || header.typeMatches("vc+sd-jwt")
         let verifier = SDJWTVerifier(options: SDJWTVerificationOptions(
-            issuerKey: issuerKey, now: now, profile: isVC ? .sdJWTVC : .sdJWT,
-            acceptsLegacyVCType: flags.contains("--legacy-type"), keyBinding: keyBinding))
+            issuerKey: issuerKey, now: now, profile: profile, acceptsLegacyVCType: options.has("--legacy-type"),
+            keyBinding: keyBinding))
         do {
             return JSONValue.object(try verifier.verify(sdJWT).claims).serialized
         } catch {
-            throw .failed("SD-JWT verification failed: \(error)")
+            throw .rejected("SD-JWT verification failed", error)
         }
     }
 

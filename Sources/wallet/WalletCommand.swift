@@ -19,6 +19,9 @@ struct WalletCommand {
           --anchor <pem>         trust anchors for the issuer's x5c chain
           --aud A --nonce N      require a KB-JWT for this audience and nonce
           --at <RFC 3339>        check at this time instead of now
+          --profile sd-jwt-vc|sd-jwt
+                                 the checks to apply: SD-JWT VC (the default: typ
+                                 dc+sd-jwt, vct, iss bound to an x5c leaf) or plain SD-JWT
           --legacy-type          accept typ vc+sd-jwt
       mdoc verify --response <hex|path> --transcript <hex|path> --anchor <pem>...
           [--reader-key <hex d>] [--at <RFC 3339>]
@@ -50,7 +53,8 @@ struct WalletCommand {
 
     <input> is a file path, - for standard input, or the data itself as hex, base64url,
     a compact JWS/JWE, or PEM.
-    exit codes: 0 success, 1 bad input or a failed check, 2 wrong usage
+    exit codes: 0 success, 1 bad input or a failed check, 2 wrong usage; a refusal by the
+    SDK names its typed error in brackets, e.g. [MdocError.untrustedIssuer.leafIsCA]
     """
 
     static func main() async {

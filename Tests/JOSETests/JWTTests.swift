@@ -46,7 +46,7 @@ struct JWTTests {
     func expired() async throws {
         let (jwt, _) = try await Self.makeJWT(["exp": 1_699_999_950])
         try jwt.validate(JWTValidationOptions(now: Self.now))    // 50 s late, 60 s skew
-        #expect(throws: JOSEError.expired(exp: Date(timeIntervalSince1970: 1_699_999_950), now: Self.now)) {
+        #expect(throws: JOSEError.invalidTime(.expired(exp: Date(timeIntervalSince1970: 1_699_999_950), now: Self.now))) {
             try jwt.validate(JWTValidationOptions(now: Self.now, clockSkew: 10))
         }
     }
@@ -54,11 +54,11 @@ struct JWTTests {
     @Test("a JWT not yet valid or issued in the future is rejected")
     func notYetValid() async throws {
         let (early, _) = try await Self.makeJWT(["nbf": 1_700_000_100])
-        #expect(throws: JOSEError.notYetValid(nbf: Date(timeIntervalSince1970: 1_700_000_100), now: Self.now)) {
+        #expect(throws: JOSEError.invalidTime(.notYetValid(nbf: Date(timeIntervalSince1970: 1_700_000_100), now: Self.now))) {
             try early.validate(JWTValidationOptions(now: Self.now))
         }
         let (future, _) = try await Self.makeJWT(["iat": 1_700_000_100])
-        #expect(throws: JOSEError.issuedInFuture(iat: Date(timeIntervalSince1970: 1_700_000_100), now: Self.now)) {
+        #expect(throws: JOSEError.invalidTime(.issuedInFuture(iat: Date(timeIntervalSince1970: 1_700_000_100), now: Self.now))) {
             try future.validate(JWTValidationOptions(now: Self.now))
         }
     }

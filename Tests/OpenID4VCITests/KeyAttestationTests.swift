@@ -59,11 +59,13 @@ struct KeyAttestationTests {
         #expect(throws: KeyAttestationError.nonceMismatch) {
             _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-2", at: now)
         }
-        #expect(throws: KeyAttestationError.expired) {
-            _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-1", at: now.addingTimeInterval(3600))
+        let issued = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        let later = now.addingTimeInterval(3600), earlier = now.addingTimeInterval(-3600)
+        #expect(throws: KeyAttestationError.invalidTime(.expired(exp: issued.addingTimeInterval(600), now: later))) {
+            _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-1", at: later)
         }
-        #expect(throws: KeyAttestationError.issuedInFuture) {
-            _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-1", at: now.addingTimeInterval(-3600))
+        #expect(throws: KeyAttestationError.invalidTime(.issuedInFuture(iat: issued, now: earlier))) {
+            _ = try verifier.verify(attestation.compactSerialization, expectedNonce: "n-1", at: earlier)
         }
         // Same claims and chain, but typ JWT.
         let wrongType = try await JWT.sign(

@@ -28,7 +28,7 @@ struct VerificationFailureTests {
     }
 
     /// An issuer-signed JWT over hand-made claims, for malformed payloads.
-    static func signed(_ payload: JSONObject, type: String = "dc+sd-jwt") async throws -> String {
+    static func signed(_ payload: JSONObject, type: String? = "dc+sd-jwt") async throws -> String {
         try await JWT.sign(claims: try JWTClaims(payload), signer: TestSupport.issuerSigner, type: type).compactSerialization
     }
 
@@ -173,15 +173,106 @@ struct VerificationFailureTests {
         #expect(throws: SDJWTError.keyBinding(.sdHashMismatch(expected: moved.sdHash, actual: bound.sdHash))) { try Self.verify(moved.serialization) }
     }
 
-    @Test("a KB-JWT issued too long ago or in the future is keyBindingIssuedAtOutsideWindow")
+    @Test("a KB-JWT issued too long ago, in the future, or without iat is keyBindingTime")
     func issuedAtWindow() async throws {
         let text = try await Self.presentation().serialization
         let iat = TestSupport.now
         let later = iat.addingTimeInterval(301 + 60)
-        #expect(throws: SDJWTError.keyBinding(.issuedAtOutsideWindow(iat: iat, now: later))) { try Self.verify(text, at: later) }
+        #expect(throws: SDJWTError.keyBinding(.invalidTime(.issuedTooLongAgo(iat: iat, now: later, maximumAge: 300)))) {
+            try Self.verify(text, at: later)
+        }
         let earlier = iat.addingTimeInterval(-61)
-        #expect(throws: SDJWTError.keyBinding(.issuedAtOutsideWindow(iat: iat, now: earlier))) { try Self.verify(text, at: earlier) }
+        #expect(throws: SDJWTError.keyBinding(.invalidTime(.issuedInFuture(iat: iat, now: earlier)))) { try Self.verify(text, at: earlier) }
         #expect(try Self.verify(text, at: iat.addingTimeInterval(300)).claims["given_name"] == "Erika")
+        let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan).presentation(disclosing: [["given_name"]])
+        let noIssuedAt = try await Self.keyBinding(["aud": .string(TestSupport.audience), "nonce": .string(TestSupport.nonce),
+                                                    "sd_hash": .string(sdJWT.sdHash)])
+        #expect(throws: SDJWTError.keyBinding(.invalidTime(.missing(.issuedAt)))) { try Self.verify(sdJWT.serialization + noIssuedAt) }
+        let expiredKB = try await Self.keyBinding(["iat": 1_750_000_000, "exp": 1_749_999_000, "aud": .string(TestSupport.audience),
+                                                   "nonce": .string(TestSupport.nonce), "sd_hash": .string(sdJWT.sdHash)])
+        #expect(throws: SDJWTError.keyBinding(.invalidTime(.expired(exp: Date(timeIntervalSince1970: 1_749_999_000), now: TestSupport.now)))) {
+            try Self.verify(sdJWT.serialization + expiredKB)
+        }
+    }
+
+    @Test("a KB-JWT aud must be the single expected string: an array, even one naming the verifier, is audienceMismatch")
+    func audienceMustBeSingle() async throws {
+        let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan).presentation(disclosing: [["given_name"]])
+        func kb(_ aud: JSONValue) async throws -> String {
+            try await Self.keyBinding(["iat": 1_750_000_000, "aud": aud, "nonce": .string(TestSupport.nonce),
+                                       "sd_hash": .string(sdJWT.sdHash)])
+        }
+        let audience = TestSupport.audience
+        let single = try await kb(.string(audience))
+        #expect(try Self.verify(sdJWT.serialization + single).keyBinding?.audience == [audience])
+        let several = try await kb([.string(audience), "https://other.example"])
+        #expect(throws: SDJWTError.keyBinding(.audienceMismatch(expected: audience, actual: [audience, "https://other.example"]))) {
+            try Self.verify(sdJWT.serialization + several)
+        }
+        let oneElementArray = try await kb([.string(audience)])
+        #expect(throws: SDJWTError.keyBinding(.audienceMismatch(expected: audience, actual: [audience]))) {
+            try Self.verify(sdJWT.serialization + oneElementArray)
+        }
+        let other = try await kb("https://other.example")
+        #expect(throws: SDJWTError.keyBinding(.audienceMismatch(expected: audience, actual: ["https://other.example"]))) {
+            try Self.verify(sdJWT.serialization + other)
+        }
+    }
+
+    @Test("a cnf key that is symmetric, private, RSA or X25519 is unsupportedHolderKey, whether or not a KB-JWT is presented")
+    func holderKeyMustBePublicAsymmetric() async throws {
+        let secret = Base64URL.encode([UInt8](repeating: 7, count: 32))
+        let rejected: [(JSONValue, HolderKeyRejection)] = [
+            (["kty": "oct", "k": .string(secret)], .symmetricKey),
+            (.object(TestSupport.holderJWK.members), .privateKeyMaterial),
+            (["kty": "OKP", "crv": "X25519", "x": .string(Base64URL.encode([UInt8](repeating: 9, count: 32)))],
+             .unsupportedKeyType("OKP/X25519")),
+            (["kty": "RSA", "n": .string(Base64URL.encode([0xC1] + [UInt8](repeating: 0x5A, count: 255))), "e": "AQAB"],
+             .unsupportedKeyType("RSA")),
+        ]
+        for (jwk, reason) in rejected {
+            var claims = Self.claims
+            claims["cnf"] = ["jwk": jwk]
+            let jwt = try await Self.signed(claims)
+            #expect(throws: SDJWTError.keyBinding(.unsupportedHolderKey(reason))) { try Self.verify(jwt + "~", keyBinding: nil) }
+            // With a KB-JWT an attacker could compute (HS256 over the oct key, say).
+            let sdJWT = try SDJWT(compact: jwt + "~")
+            let forged = try JWS.sign(payload: try JWTClaims(["iat": 1_750_000_000, "aud": .string(TestSupport.audience),
+                                                              "nonce": .string(TestSupport.nonce),
+                                                              "sd_hash": .string(sdJWT.sdHash)]).rawBytes,
+                                      hmacKey: SymmetricKey(bytes: [UInt8](repeating: 7, count: 32)), type: "kb+jwt")
+            #expect(throws: SDJWTError.keyBinding(.unsupportedHolderKey(reason))) { try Self.verify(jwt + "~" + forged.compactSerialization) }
+        }
+    }
+
+    @Test("with the plain SD-JWT profile, an exp hidden in a disclosure is still checked")
+    func disclosedExpiration() async throws {
+        var claims = Self.claims
+        claims["exp"] = 1_749_000_000
+        let plan = DisclosurePlan.object(["given_name": .disclosable, "exp": .disclosable])
+        let hidden = try await TestSupport.mint(claims, plan: plan, type: "example+sd-jwt")
+        // The VC profile refuses the disclosure of exp outright.
+        #expect(throws: SDJWTError.self) {
+            try SDJWTVerifier(options: TestSupport.options(at: TestSupport.now)).verify(hidden.serialization)
+        }
+        #expect(throws: SDJWTError.invalidTime(.expired(exp: Date(timeIntervalSince1970: 1_749_000_000), now: TestSupport.now))) {
+            try SDJWTVerifier(options: TestSupport.options(profile: .sdJWT)).verify(hidden.serialization)
+        }
+        // Withheld, the expiry is unknown to the verifier (the holder chose not to disclose it).
+        let withheld = try hidden.presentation(disclosing: [["given_name"]])
+        #expect(try SDJWTVerifier(options: TestSupport.options(profile: .sdJWT)).verify(withheld.serialization).claims["exp"] == nil)
+    }
+
+    @Test("the caller's profile decides: a JWT, statuslist+jwt or absent typ is refused under the default SD-JWT VC profile")
+    func profileIsTheCallers() async throws {
+        for type in ["JWT", "statuslist+jwt", "example+sd-jwt"] as [String?] + [nil] {
+            let text = try await Self.signed(Self.claims, type: type) + "~"
+            #expect(throws: SDJWTError.invalidCredentialType(type)) {
+                try SDJWTVerifier(options: SDJWTVerificationOptions(issuerKey: .jwk(TestSupport.issuerPublicJWK), now: TestSupport.now))
+                    .verify(text)
+            }
+            #expect(try SDJWTVerifier(options: TestSupport.options(profile: .sdJWT)).verify(text).type == "urn:example:1")
+        }
     }
 
     @Test("a KB-JWT signed by a key other than cnf is invalidKeyBindingSignature, and the holder refuses to sign with it")
@@ -206,24 +297,24 @@ struct VerificationFailureTests {
         #expect(try Self.verify(noHolder.serialization, keyBinding: nil).holderKey == nil)
     }
 
-    @Test("an expired or not yet valid credential is expired or notYetValid; a future iat is issuedInFuture")
+    @Test("an expired, not yet valid or future-issued credential is invalidTime(expired / notYetValid / issuedInFuture)")
     func credentialWindow() async throws {
         var claims = Self.claims
         claims["exp"] = 1_749_000_000
         let expired = try await TestSupport.mint(claims, plan: Self.plan).serialization
-        #expect(throws: SDJWTError.expired(exp: Date(timeIntervalSince1970: 1_749_000_000), now: TestSupport.now)) {
+        #expect(throws: SDJWTError.invalidTime(.expired(exp: Date(timeIntervalSince1970: 1_749_000_000), now: TestSupport.now))) {
             try Self.verify(expired, keyBinding: nil)
         }
         claims = Self.claims
         claims["nbf"] = 1_760_000_000
         let early = try await TestSupport.mint(claims, plan: Self.plan).serialization
-        #expect(throws: SDJWTError.notYetValid(nbf: Date(timeIntervalSince1970: 1_760_000_000), now: TestSupport.now)) {
+        #expect(throws: SDJWTError.invalidTime(.notYetValid(nbf: Date(timeIntervalSince1970: 1_760_000_000), now: TestSupport.now))) {
             try Self.verify(early, keyBinding: nil)
         }
         claims = Self.claims
         claims["iat"] = 1_760_000_000
         let future = try await TestSupport.mint(claims, plan: Self.plan).serialization
-        #expect(throws: SDJWTError.issuedInFuture(iat: Date(timeIntervalSince1970: 1_760_000_000), now: TestSupport.now)) {
+        #expect(throws: SDJWTError.invalidTime(.issuedInFuture(iat: Date(timeIntervalSince1970: 1_760_000_000), now: TestSupport.now))) {
             try Self.verify(future, keyBinding: nil)
         }
     }

@@ -217,7 +217,7 @@ struct X509ChainValidationTests {
         }
     }
 
-    @Test("An intermediate without the CA flag that issues the leaf fails with notCA at depth 1")
+    @Test("An intermediate without the CA flag that issues the leaf fails with issuerNotCA at depth 1")
     func intermediateNotCA() throws {
         let pki = try X509TestPKI()
         let notCAKey = try ECPrivateKey.generate(curve: .p256)

@@ -34,7 +34,7 @@ struct SDJWTCommandTests {
         let files = try Self.files()
         for key in [files.jwk, files.pem] {
             let output = try await WalletCommand.run([
-                "sdjwt", "verify", files.presentation, "--issuer-key", key,
+                "sdjwt", "verify", files.presentation, "--issuer-key", key, "--profile", "sd-jwt",
                 "--aud", "https://verifier.example.org", "--nonce", "1234567890", "--at", Self.at,
             ])
             let claims = try JSONValue.parse(output)
@@ -46,14 +46,17 @@ struct SDJWTCommandTests {
     @Test("a wrong nonce, a stale KB-JWT or a wrong key fails with one line")
     func failures() async throws {
         let files = try Self.files()
-        let base = ["sdjwt", "verify", files.presentation, "--issuer-key", files.jwk, "--aud", "https://verifier.example.org"]
-        for arguments in [base + ["--nonce", "other", "--at", Self.at], base + ["--nonce", "1234567890"]] {
+        let base = ["sdjwt", "verify", files.presentation, "--issuer-key", files.jwk, "--profile", "sd-jwt",
+                    "--aud", "https://verifier.example.org"]
+        let cases = [(base + ["--nonce", "other", "--at", Self.at], "SDJWTError.keyBinding.nonceMismatch"),
+                     (base + ["--nonce", "1234567890"], "SDJWTError.keyBinding.invalidTime.issuedTooLongAgo")]
+        for (arguments, identifier) in cases {
             do {
                 _ = try await WalletCommand.run(arguments)
                 Issue.record("verification passed")
             } catch {
-                guard case .failed(let message) = error else { Issue.record("unexpected \(error)"); continue }
-                #expect(message.hasPrefix("SD-JWT verification failed: ") && !message.contains("\n"))
+                guard case .rejected = error else { Issue.record("unexpected \(error)"); continue }
+                #expect(error.message.hasPrefix("SD-JWT verification failed [\(identifier)]: ") && !error.message.contains("\n"))
                 #expect(error.exitCode == 1)
             }
         }
@@ -62,6 +65,22 @@ struct SDJWTCommandTests {
         await #expect(throws: CLIError.self) {
             try await WalletCommand.run(["sdjwt", "verify", files.presentation, "--issuer-key", stranger.path, "--at", Self.at])
         }
+    }
+
+    @Test("the caller's profile decides: without --profile sd-jwt, a plain SD-JWT (typ example+sd-jwt) is refused as not an SD-JWT VC")
+    func profileIsTheCallers() async throws {
+        let files = try Self.files()
+        let arguments = ["sdjwt", "verify", files.presentation, "--issuer-key", files.jwk, "--at", Self.at]
+        for profile in [[], ["--profile", "sd-jwt-vc"]] {
+            do {
+                _ = try await WalletCommand.run(arguments + profile)
+                Issue.record("a plain SD-JWT passed as an SD-JWT VC")
+            } catch {
+                #expect(error.message.hasPrefix("SD-JWT verification failed [SDJWTError.invalidCredentialType]"))
+            }
+        }
+        await #expect(throws: CLIError.self) { try await WalletCommand.run(arguments + ["--profile", "jwt"]) }
+        #expect(try await WalletCommand.run(arguments + ["--profile", "sd-jwt"]).contains("given_name"))
     }
 
     @Test("missing keys, a lone --aud and a bad --at are usage errors")

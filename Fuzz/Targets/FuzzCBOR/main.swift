@@ -48,9 +48,17 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         check(strict.encoded(options: .deterministic) == deterministic, "deterministic encoding not stable")
     }
 
-    // Diagnostic notation never crashes, with or without tag-24 expansion.
+    // Diagnostic notation never crashes, with or without tag-24 expansion, and its work is
+    // linear in the input: each byte read a bounded number of times, allocations (node
+    // tables, the output) bounded per input byte, however the tag-24 items nest.
     _ = value.diagnostic()
     _ = item.diagnostic(options: expanded)
+    var measured = expanded
+    measured.maxWork = Int.max
+    if let rendering = try? item.renderDiagnostic(options: measured) {
+        check(rendering.work.bytesRead <= 8 * used + 64, "read \(rendering.work.bytesRead) bytes for \(used) of input")
+        check(rendering.work.bytesAllocated <= 512 * used + 4096, "allocated \(rendering.work.bytesAllocated) for \(used)")
+    }
     _ = value.diagnostic(options: CBORDiagnosticOptions(expandEmbeddedCBOR: true, pretty: true,
                                                         embeddedDecodingOptions: options))
 

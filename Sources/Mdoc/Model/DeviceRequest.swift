@@ -140,7 +140,9 @@ public struct DocRequest: Sendable, Hashable {
         guard let readerAuth else { throw .readerAuthenticationMissing }
         let payload = Self.readerAuthenticationBytes(sessionTranscript: sessionTranscript, itemsRequest: itemsRequest)
         do {
-            return try readerAuth.verify(trustAnchors: trustAnchors, at: time, policy: policy, detachedPayload: payload)
+            // §9.1.4: alg is a protected header of readerAuth.
+            return try readerAuth.verify(trustAnchors: trustAnchors, at: time, policy: policy, detachedPayload: payload,
+                                         requireProtectedAlgorithm: true)
         } catch .untrusted(let failure) {
             throw .untrustedReader(failure)
         } catch {

@@ -69,8 +69,17 @@ public struct DeviceResponseVerifier: Sendable {
     }
 
     /// Verifies every document of `response` at `time`.
-    /// - Throws: the first failure, as a typed `MdocError`.
+    ///
+    /// A response whose status is not OK, or that returns no document, is not a verified
+    /// response: it fails with the status and the document errors the mdoc reported.
+    /// - Throws: `responseStatusNotOK`, `noDocumentsReturned`, or the first failure of a
+    ///   document, as a typed `MdocError`.
     public func verify(_ response: DeviceResponse, at time: Date) async throws(MdocError) -> VerifiedResponse {
+        // ISO 18013-5 §8.3.2.1.2.3: status 0 is OK; 10, 11, 12 report that the request failed.
+        guard response.status == .ok else {
+            throw .responseStatusNotOK(status: response.status, documentErrors: response.documentErrors)
+        }
+        guard !response.documents.isEmpty else { throw .noDocumentsReturned(documentErrors: response.documentErrors) }
         var documents: [VerifiedDocument] = []
         for document in response.documents { documents.append(try await verify(document, at: time)) }
         return VerifiedResponse(documents: documents, documentErrors: response.documentErrors, status: response.status)
@@ -88,7 +97,9 @@ public struct DeviceResponseVerifier: Sendable {
         let policy = issuerPolicy + X509TrustPolicy([.leafValid(at: mso.validityInfo.signed)])
         let chain: ValidatedChain
         do {
-            chain = try issuerSigned.issuerAuth.verify(trustAnchors: trustAnchors, at: time, policy: policy)
+            // §9.1.2.4: alg is a protected header of issuerAuth.
+            chain = try issuerSigned.issuerAuth.verify(trustAnchors: trustAnchors, at: time, policy: policy,
+                                                       requireProtectedAlgorithm: true)
         } catch .untrusted(let failure) {
             throw .untrustedIssuer(failure)
         } catch {
@@ -129,18 +140,23 @@ public struct DeviceResponseVerifier: Sendable {
         let kind: VerifiedDocument.DeviceAuthKind
         switch document.deviceSigned.deviceAuth {
         case .signature(let signature):
-            do { try signature.verify(publicKey: deviceKey, detachedPayload: payload) } catch {
+            // §9.1.3.6: alg is a protected header of deviceSignature.
+            do { try signature.verify(publicKey: deviceKey, detachedPayload: payload, requireProtectedAlgorithm: true) } catch {
                 throw .deviceAuthenticationFailed(error)
             }
             kind = .signature
         case .mac(let mac):
             guard let eReaderKey else { throw .macKeyUnavailable }
             guard case .ec(let deviceECKey) = deviceKey else { throw .deviceAuthenticationFailed(.algorithmKeyMismatch) }
-            // ISO 18013-5 §9.1.3.5: deviceMac is HMAC SHA-256 with a 256-bit tag.
-            guard (try? mac.headers.algorithm()) == .hmac256 else { throw .deviceAuthenticationFailed(.algorithmKeyMismatch) }
+            // ISO 18013-5 §9.1.3.5: deviceMac is HMAC SHA-256 with a 256-bit tag, its alg protected.
+            let algorithm: COSEAlgorithm
+            do { algorithm = try mac.headers.algorithm(requireProtected: true) } catch { throw .deviceAuthenticationFailed(error) }
+            guard algorithm == .hmac256 else { throw .deviceAuthenticationFailed(.algorithmKeyMismatch) }
             let key = try await SessionKeys.eMacKey(privateKey: eReaderKey, peerPublicKey: deviceECKey,
                                                     sessionTranscript: sessionTranscript)
-            do { try mac.verify(key: key, detachedPayload: payload) } catch { throw .deviceAuthenticationFailed(error) }
+            do { try mac.verify(key: key, detachedPayload: payload, requireProtectedAlgorithm: true) } catch {
+                throw .deviceAuthenticationFailed(error)
+            }
             kind = .mac
         }
         return VerifiedDocument(docType: document.docType, issuerSigned: elements, deviceSigned: deviceNameSpaces.nameSpaces,

@@ -171,10 +171,11 @@ public struct KeyAttestationVerifier: Sendable {
             throw .malformed(error)
         }
         let attestation = try KeyAttestation(unverified: compact)
-        guard attestation.issuedAt.addingTimeInterval(-clockSkew) <= now else {
-            throw .issuedInFuture
+        do {
+            try JWTTimeRules(clockSkew: clockSkew, required: [.issuedAt, .expiration]).check(jwt.claims, at: now)
+        } catch {
+            throw .invalidTime(error)
         }
-        guard attestation.expiresAt.addingTimeInterval(clockSkew) > now else { throw .expired }
         if let expectedNonce {
             guard let nonce = attestation.nonce,
                   ConstantTime.equals(Array(nonce.utf8), Array(expectedNonce.utf8)) else {
@@ -199,10 +200,8 @@ public enum KeyAttestationError: Error, Equatable, Sendable {
     case untrusted(TrustFailure)
     /// The signature does not verify with the `x5c` leaf key.
     case invalidSignature
-    /// `exp` lies in the past (beyond the skew).
-    case expired
-    /// `iat` lies in the future (beyond the skew).
-    case issuedInFuture
+    /// `iat` or `exp` does not hold at the verification time (beyond the skew).
+    case invalidTime(JWTTimeFailure)
     /// The nonce is absent or differs from the expected one.
     case nonceMismatch
     /// `attested_keys` is not a non-empty array of public asymmetric JWKs.

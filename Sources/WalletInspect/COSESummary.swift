@@ -1,7 +1,6 @@
 import CBOR
 import COSE
 import WalletCrypto
-import WalletRuntime
 import WalletEncoding
 
 /// What `wallet inspect` adds under the diagnostic notation of a COSE_Sign1
@@ -18,8 +17,8 @@ enum COSESummary {
         guard depth < 16 else { return [] }
         var found: [(path: String, lines: [String])] = []
         if item.value.mapValue != nil {
-            for (key, value) in item.mapEntries {
-                let name = key.value.stringValue ?? key.value.diagnostic()
+            for (index, (key, value)) in item.mapEntries.enumerated() {
+                let name = Self.name(of: key.value, index: index)
                 found += find(in: value, diagnostic: diagnostic, path: path.isEmpty ? name : "\(path).\(name)", depth: depth + 1)
             }
         } else if item.value.arrayValue != nil {
@@ -28,6 +27,15 @@ enum COSESummary {
             }
         }
         return found
+    }
+
+    /// A short name for a map key in a path: the key when it is a short text or an
+    /// integer, else its position (a key can be as large as the input, and the path is
+    /// repeated for every summary below it).
+    static func name(of key: CBOR, index: Int) -> String {
+        if let text = key.stringValue, text.utf8.count <= 64 { return text }
+        if let number = key.intValue { return String(number) }
+        return "{key \(index)}"
     }
 
     static func lines(for item: CBORItem, diagnostic: CBORDiagnosticOptions) -> [String] {

@@ -1,6 +1,5 @@
 import CBOR
 import Foundation
-import WalletRuntime
 import WalletEncoding
 
 /// A JOSE compact serialization recognised by shape, for display only (nothing is

@@ -1,6 +1,5 @@
 import Foundation
 import WalletCrypto
-import WalletRuntime
 import WalletEncoding
 
 /// The human-readable summary `wallet inspect` prints for an X.509 certificate.
