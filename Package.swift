@@ -9,7 +9,12 @@ import PackageDescription
 let package = Package(
     name: "WalletSDK",
     defaultLocalization: "en",
-    platforms: [.macOS(.v13), .iOS(.v16)],
+    // Platforms (docs/platforms.md, README "Platforms"): built and tested on Linux;
+    // macOS 13+ is expected to build with Homebrew's openssl@3 through pkg-config but is
+    // not built in CI; iOS is not declared: libcrypto comes from pkg-config, which iOS
+    // lacks, and the planned path is a vendored OpenSSL XCFramework behind WalletCrypto's
+    // backend-neutral API. Nothing here needs more than macOS 13 (Duration, Clock).
+    platforms: [.macOS(.v13)],
     products: [
         .library(name: "WalletEncoding", targets: ["WalletEncoding"]),
         .library(name: "CBOR", targets: ["CBOR"]),
@@ -46,7 +51,7 @@ let package = Package(
         .target(name: "COSE", dependencies: ["CBOR", "WalletCrypto", "WalletEncoding"]),
         .target(name: "SDJWT", dependencies: ["JOSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "Mdoc", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
-        .target(name: "WalletStorage", dependencies: ["CSQLite", "COpenSSL", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
+        .target(name: "WalletStorage", dependencies: ["CSQLite", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "OpenID4VCI", dependencies: ["JOSE", "COSE", "CBOR", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .target(name: "OpenID4VP", dependencies: ["JOSE", "SDJWT", "Mdoc", "CBOR", "COSE", "WalletStorage", "WalletCrypto",
                                                  "WalletEncoding", "WalletRuntime"]),

@@ -29,19 +29,20 @@ enum MdocBenchmark {
                                                   notAfter: now.addingTimeInterval(86_400 * 365)).signed(by: iaca, key: .ec(iacaKey))
         let deviceKey = try ECPrivateKey.generate(curve: .p256)
         let portrait = [UInt8]((0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        let elements: [(identifier: String, value: CBOR)] = [
-            ("family_name", "Mustermann"), ("given_name", "Erika"),
-            ("birth_date", .tagged(1004, "1964-08-12")), ("issue_date", .tagged(1004, "2024-01-01")),
-            ("expiry_date", .tagged(1004, "2034-01-01")), ("issuing_country", "DE"), ("issuing_authority", "KBA"),
-            ("document_number", "T22000129"), ("portrait", .byteString(portrait)),
-            ("driving_privileges", [["vehicle_category_code": "B"]]), ("un_distinguishing_sign", "D"), ("age_over_18", true),
+        let elements: [DataElement] = [
+            DataElement("family_name", "Mustermann"), DataElement("given_name", "Erika"),
+            DataElement("birth_date", .tagged(1004, "1964-08-12")), DataElement("issue_date", .tagged(1004, "2024-01-01")),
+            DataElement("expiry_date", .tagged(1004, "2034-01-01")), DataElement("issuing_country", "DE"),
+            DataElement("issuing_authority", "KBA"), DataElement("document_number", "T22000129"),
+            DataElement("portrait", .byteString(portrait)), DataElement("driving_privileges", [["vehicle_category_code": "B"]]),
+            DataElement("un_distinguishing_sign", "D"), DataElement("age_over_18", true),
         ]
         let credential = try await MdocIssuer(signer: SoftwareSigner(dsKey), certificateChain: [ds]).issue(
-            docType: "org.iso.18013.5.1.mDL", nameSpaces: [("org.iso.18013.5.1", elements)],
+            docType: "org.iso.18013.5.1.mDL", nameSpaces: [NameSpaced("org.iso.18013.5.1", elements)],
             deviceKey: COSEKey(publicKey: .ec(deviceKey.publicKey)),
             validity: ValidityInfo(signed: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(86_400)))
         let request = DeviceRequest(docRequests: [DocRequest(itemsRequest: ItemsRequest(
-            docType: "org.iso.18013.5.1.mDL", nameSpaces: [("org.iso.18013.5.1", elements.map { ($0.identifier, false) })]))])
+            docType: "org.iso.18013.5.1.mDL", nameSpaces: [NameSpaced("org.iso.18013.5.1", elements.map { RequestedElement($0.identifier, false) })]))])
         let eDeviceKey = try ECPrivateKey.generate(curve: .p256)
         let eReaderKey = try ECPrivateKey.generate(curve: .p256)
         let engagement = DeviceEngagement(security: EngagementSecurity(eDeviceKey: eDeviceKey.publicKey))
@@ -71,16 +72,17 @@ enum MdocBenchmark {
         // The floors, over the same sizes.
         let plaintextSize = encrypted.count - AESGCM.tagByteCount
         let message = [UInt8](repeating: 0x42, count: plaintextSize)
-        let key = [UInt8](repeating: 7, count: 32)
+        let key = SymmetricKey(bytes: [UInt8](repeating: 7, count: 32))
+        let ikm = [UInt8](repeating: 7, count: 32)
         let nonce = SessionEncryption.nonce(sender: .mdoc, counter: 1)
         let sealed = try AESGCM.seal(message, key: key, nonce: nonce).ciphertextAndTag
         let salt = HashAlgorithm.sha256.digest(transcript.taggedBytes)
         let toSign = [UInt8](repeating: 1, count: 700)
         let signature = try deviceKey.signature(for: toSign)
-        let items = credential.items(in: "org.iso.18013.5.1").map(\.taggedBytes)
+        let items = credential.items(in: "org.iso.18013.5.1").map { $0.taggedBytes }
         let ecdh = try medianSeconds(iterations: iterations) { blackHole(try eDeviceKey.sharedSecret(with: eReaderKey.publicKey)) }
         let hkdf = try medianSeconds(iterations: iterations) {
-            blackHole(try HKDF.deriveKey(inputKeyMaterial: key, salt: salt, info: Array("SKDevice".utf8), outputByteCount: 32))
+            blackHole(try HKDF.deriveKey(inputKeyMaterial: ikm, salt: salt, info: Array("SKDevice".utf8), outputByteCount: 32))
         }
         let seal = try medianSeconds(iterations: iterations) { blackHole(try AESGCM.seal(message, key: key, nonce: nonce)) }
         let open = try medianSeconds(iterations: iterations) { blackHole(try AESGCM.open(combined: sealed, key: key, nonce: nonce)) }

@@ -102,8 +102,9 @@ enum ProximityBenchmark {
         }
         let reader = try MdocReader(connector: readerConnector, trustAnchors: [fixture.iaca])
         try await reader.engage(qrCodeUri: qr.qrCodeUri ?? "")
-        let verified = try await reader.request([ItemsRequest(docType: docType, nameSpaces: [(nameSpace, [
-            ("family_name", false), ("given_name", false), ("portrait", false), ("age_over_18", false)])])])
+        let verified = try await reader.request([ItemsRequest(docType: docType, nameSpaces: [NameSpaced(nameSpace, [
+            RequestedElement("family_name", false), RequestedElement("given_name", false), RequestedElement("portrait", false),
+            RequestedElement("age_over_18", false)])])])
         guard verified.documents.first?.value(nameSpace: nameSpace, identifier: "portrait")?.bytesValue?.count == portraitSize else {
             throw BenchmarkFailure()
         }
@@ -128,8 +129,9 @@ enum ProximityBenchmark {
         let now = Date()
         let credential = try await MdocIssuer(signer: SoftwareSigner(dsKey), certificateChain: [ds]).issue(
             docType: docType,
-            nameSpaces: [(nameSpace, [("family_name", "Doe"), ("given_name", "John"), ("age_over_18", true),
-                                      ("portrait", .byteString(portrait)), ("document_number", "123456789")])],
+            nameSpaces: [NameSpaced(nameSpace, [DataElement("family_name", "Doe"), DataElement("given_name", "John"),
+                                                DataElement("age_over_18", true), DataElement("portrait", .byteString(portrait)),
+                                                DataElement("document_number", "123456789")])],
             deviceKey: COSEKey(publicKey: .ec(deviceKey.publicKey)),
             validity: ValidityInfo(signed: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(86_400)))
         return Fixture(iaca: root, credential: credential, deviceKey: deviceKey)
@@ -138,7 +140,7 @@ enum ProximityBenchmark {
     /// The bare OpenSSL work of one session, timed the same way.
     static func cryptoFloor(fixture: Fixture, responseBytes: Int, iterations: Int) throws -> Double {
         let peer = try ECPrivateKey.generate(curve: .p256)
-        let key = [UInt8](repeating: 7, count: 32)
+        let key = SymmetricKey(bytes: [UInt8](repeating: 7, count: 32))
         let nonce = [UInt8](repeating: 1, count: 12)
         let response = [UInt8](repeating: 3, count: responseBytes)
         let request = [UInt8](repeating: 4, count: 200)
@@ -148,7 +150,7 @@ enum ProximityBenchmark {
             let a = try ECPrivateKey.generate(curve: .p256), b = try ECPrivateKey.generate(curve: .p256)
             let z1 = try a.sharedSecret(with: peer.publicKey), z2 = try b.sharedSecret(with: peer.publicKey)
             for (z, info) in [(z1, "SKReader"), (z1, "SKDevice"), (z2, "SKReader"), (z2, "SKDevice")] {
-                blackHole(try HKDF.deriveKey(inputKeyMaterial: z, salt: message, info: Array(info.utf8), outputByteCount: 32))
+                blackHole(try z.hkdfDerivedSymmetricKey(salt: message, info: Array(info.utf8), outputByteCount: 32))
             }
             for payload in [request, response] {
                 let box = try AESGCM.seal(payload, key: key, nonce: nonce)

@@ -128,7 +128,7 @@ private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -
         done.signal()
     }
     done.wait()
-    guard let result = box.result else { throw SDJWTError.malformed("benchmark task did not finish") }
+    guard let result = box.result else { throw BenchmarkFailure() }
     return try result.get()
 }
 

@@ -308,17 +308,19 @@ extension CBORError {
             case .dataCorrupted(let context):
                 return .dataCorrupted(description: context.debugDescription, path: codingPathString(context.codingPath))
             @unknown default:
-                return .dataCorrupted(description: "\(error)", path: "")
+                return .dataCorrupted(description: "an unknown DecodingError", path: "")
             }
         case let error as EncodingError:
             switch error {
             case .invalidValue(_, let context):
                 return .unsupportedValue("\(context.debugDescription) at \(codingPathString(context.codingPath))")
             @unknown default:
-                return .unsupportedValue("\(error)")
+                return .unsupportedValue("an unknown EncodingError")
             }
         default:
-            return .dataCorrupted(description: "\(error)", path: "")
+            // A Codable implementation's own error: its type names it; the value is not
+            // turned into text (it may carry anything).
+            return .dataCorrupted(description: "\(type(of: error)) thrown by a Codable implementation", path: "")
         }
     }
 }

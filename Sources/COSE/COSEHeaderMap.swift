@@ -35,15 +35,15 @@ public struct COSEHeaderMap: Hashable, Sendable, Sequence {
     /// Reads a bucket from a CBOR map whose keys are integer or text labels, rejecting
     /// repeated labels and values of the wrong type for the registered parameters.
     public init(cbor: CBOR) throws(COSEError) {
-        guard case .map(let map) = cbor else { throw .malformed("header bucket is not a map") }
+        guard case .map(let map) = cbor else { throw .malformed(.headerNotAMap) }
         entries = []
         entries.reserveCapacity(map.count)
         var seen = Set<COSEHeaderLabel>()
         for entry in map {
             guard let label = COSEHeaderLabel(cbor: entry.key) else {
-                throw .malformed("header label is not an integer or text string")
+                throw .malformed(.invalidHeaderLabel)
             }
-            guard seen.insert(label).inserted else { throw .malformed("header label \(label) repeated") }
+            guard seen.insert(label).inserted else { throw .malformed(.repeatedHeaderLabel(label)) }
             entries.append(Entry(label: label, value: entry.value))
         }
         try validateValueTypes()
@@ -94,7 +94,7 @@ public struct COSEHeaderMap: Hashable, Sendable, Sequence {
         switch value {
         case .textString(let name): throw .unsupportedAlgorithmName(name)
         default:
-            guard let identifier = value.intValue else { throw .malformed("alg is out of range") }
+            guard let identifier = value.intValue else { throw .malformed(.invalidHeaderValue(.algorithm)) }
             return try COSEAlgorithm(identifier: identifier)
         }
     }
@@ -137,31 +137,31 @@ public struct COSEHeaderMap: Hashable, Sendable, Sequence {
             switch entry.label {
             case .algorithm:
                 guard entry.value.intValue != nil || entry.value.stringValue != nil else {
-                    throw .malformed("alg is not an integer or text string")
+                    throw .malformed(.invalidHeaderValue(.algorithm))
                 }
             case .critical:
                 guard let labels = entry.value.arrayValue, !labels.isEmpty,
                       labels.allSatisfy({ COSEHeaderLabel(cbor: $0) != nil }) else {
-                    throw .malformed("crit is not a non-empty array of labels")
+                    throw .malformed(.invalidHeaderValue(.critical))
                 }
             case .contentType:
                 guard entry.value.uint64Value != nil || entry.value.stringValue != nil else {
-                    throw .malformed("content type is not an unsigned integer or text string")
+                    throw .malformed(.invalidHeaderValue(.contentType))
                 }
             case .keyID, .iv, .partialIV:
-                guard entry.value.bytesValue != nil else { throw .malformed("header \(entry.label) is not a byte string") }
+                guard entry.value.bytesValue != nil else { throw .malformed(.invalidHeaderValue(entry.label)) }
             case .x5chain:
                 switch entry.value {
                 case .byteString: break
                 case .array(let items) where !items.isEmpty && items.allSatisfy({ $0.bytesValue != nil }): break
-                default: throw .malformed("x5chain is not a byte string or a non-empty array of byte strings")
+                default: throw .malformed(.invalidHeaderValue(.x5chain))
                 }
             default:
                 break
             }
         }
         if self[.iv] != nil && self[.partialIV] != nil {
-            throw .malformed("IV and Partial IV are both present")
+            throw .malformed(.bothIVs)
         }
     }
 }

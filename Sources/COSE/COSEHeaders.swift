@@ -40,7 +40,7 @@ public struct COSEHeaders: Hashable, Sendable {
         } else {
             let value: CBOR
             do { value = try CBOR.decode(protectedBytes, options: COSEDecoding.options) } catch { throw .cbor(error) }
-            guard case .map = value else { throw .malformed("protected header is not a map") }
+            guard case .map = value else { throw .malformed(.headerNotAMap) }
             protected = try COSEHeaderMap(cbor: value)
         }
         self.protectedBytes = protectedBytes
@@ -108,7 +108,7 @@ public struct COSEHeaders: Hashable, Sendable {
         for label in unprotected.labels where protectedLabels.contains(label) {
             throw .duplicateHeaderLabel(label)
         }
-        if unprotected[.critical] != nil { throw .malformed("crit is in the unprotected bucket") }
+        if unprotected[.critical] != nil { throw .malformed(.criticalInUnprotectedBucket) }
         for label in protected.critical {
             guard protectedLabels.contains(label),
                   COSEHeaderLabel.understood.contains(label) || understoodCriticalLabels.contains(label) else {

@@ -1,5 +1,6 @@
 import CBOR
 import WalletCrypto
+import WalletEncoding
 
 /// A COSE_Key (RFC 9052 §7, RFC 9053 §7): an EC2 key on P-256/P-384/P-521, an OKP
 /// Ed25519 key, or a symmetric key.
@@ -8,9 +9,9 @@ import WalletCrypto
 /// types (`PublicKey`, `ECPrivateKey`, `Ed25519PrivateKey`), since `COSE` and `JOSE`
 /// sit side by side and do not import each other.
 ///
-/// Private (`d`) and symmetric (`k`) material is held in ordinary arrays; `description`
-/// never prints it.
-public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
+/// Private (`d`) and symmetric (`k`) material is held in ordinary arrays, as the encoded
+/// key holds it; `description`, `debugDescription` and the mirror never show it.
+public struct COSEKey: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The key type (`kty`, label 1).
     public enum KeyType: Int, Hashable, Sendable {
         /// Octet key pair (Ed25519 here).
@@ -142,8 +143,8 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The key value of a symmetric key.
-    public var symmetricKey: [UInt8]? {
-        if case .symmetric(let k) = parameters { return k }
+    public var symmetricKey: SymmetricKey? {
+        if case .symmetric(let k) = parameters { return SymmetricKey(bytes: k) }
         return nil
     }
 
@@ -167,9 +168,15 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
 
     /// A description that names the key type and curve but never prints key material.
     public var description: String {
-        let kid = keyID.map { " kid=\($0.map { String(format: "%02x", $0) }.joined())" } ?? ""
+        let kid = keyID.map { " kid=\(Hex.encode($0))" } ?? ""
         return "COSEKey(\(keyType)\(curve.map { " \($0)" } ?? "")\(hasPrivateMaterial ? " private" : "")\(kid))"
     }
+
+    /// Same as ``description``: never key material.
+    public var debugDescription: String { description }
+
+    /// A mirror without children, so `dump` cannot reveal private or symmetric key material.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
 
     // MARK: Parsing and serialization
 
@@ -185,33 +192,33 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: `invalidKey` for a missing or unsupported `kty`/`crv`, wrong lengths,
     ///   wrongly typed parameters, or a point not on its curve.
     public init(cbor: CBOR) throws(COSEError) {
-        guard case .map(let map) = cbor else { throw .invalidKey("COSE_Key is not a map") }
+        guard case .map(let map) = cbor else { throw .invalidKey(.notAMap) }
         func bytes(_ label: Int, _ name: String) throws(COSEError) -> [UInt8]? {
             guard let value = map[CBOR(label)] else { return nil }
-            guard case .byteString(let bytes) = value else { throw .invalidKey("\(name) is not a byte string") }
+            guard case .byteString(let bytes) = value else { throw .invalidKey(.invalidParameter(name)) }
             return bytes
         }
         func required(_ label: Int, _ name: String) throws(COSEError) -> [UInt8] {
-            guard let value = try bytes(label, name) else { throw .invalidKey("\(name) is missing") }
+            guard let value = try bytes(label, name) else { throw .invalidKey(.missingParameter(name)) }
             return value
         }
-        guard let ktyValue = map[CBOR(1)] else { throw .invalidKey("kty is missing") }
+        guard let ktyValue = map[CBOR(1)] else { throw .invalidKey(.missingParameter("kty")) }
         guard let ktyNumber = ktyValue.intValue, let kty = KeyType(rawValue: ktyNumber) else {
-            throw .invalidKey("unsupported kty \(ktyValue)")
+            throw .invalidKey(.unsupportedKeyType)
         }
         let keyID = try bytes(2, "kid")
         var algorithm: Int?
         if let value = map[CBOR(3)] {
-            guard let number = value.intValue else { throw .invalidKey("alg is not an integer") }
+            guard let number = value.intValue else { throw .invalidKey(.invalidParameter("alg")) }
             algorithm = number
         }
         var operations: [KeyOperation]?
         if let value = map[CBOR(4)] {
-            guard let items = value.arrayValue, !items.isEmpty else { throw .invalidKey("key_ops is not a non-empty array") }
+            guard let items = value.arrayValue, !items.isEmpty else { throw .invalidKey(.invalidParameter("key_ops")) }
             var parsed: [KeyOperation] = []
             for item in items {
                 guard let number = item.intValue, let operation = KeyOperation(rawValue: number) else {
-                    throw .invalidKey("unsupported key operation \(item)")
+                    throw .invalidKey(.unsupportedKeyOperation)
                 }
                 parsed.append(operation)
             }
@@ -220,9 +227,9 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
         let parameters: Parameters
         switch kty {
         case .ec2, .okp:
-            guard let crvValue = map[CBOR(-1)] else { throw .invalidKey("crv is missing") }
+            guard let crvValue = map[CBOR(-1)] else { throw .invalidKey(.missingParameter("crv")) }
             guard let crvNumber = crvValue.intValue, let curve = Curve(rawValue: crvNumber) else {
-                throw .invalidKey("unsupported crv \(crvValue)")
+                throw .invalidKey(.unsupportedCurve)
             }
             let x = try required(-2, "x")
             let d = try bytes(-4, "d")
@@ -231,8 +238,8 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
                 switch map[CBOR(-3)] {
                 case .byteString(let value): y = .value(value)
                 case .boolean(let bit): y = .signBit(bit)
-                case nil: throw .invalidKey("y is missing")
-                default: throw .invalidKey("y is not a byte string or boolean")
+                case nil: throw .invalidKey(.missingParameter("y"))
+                default: throw .invalidKey(.invalidParameter("y"))
                 }
                 parameters = .ec2(curve: curve, x: x, y: y, d: d)
             } else {
@@ -294,7 +301,7 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     /// Creates the COSE_Key of an EC private key (with its public coordinates).
     /// - Throws: `crypto` when the scalar cannot be exported.
     public init(privateKey: ECPrivateKey, keyID: [UInt8]? = nil, algorithm: COSEAlgorithm? = nil) throws(COSEError) {
-        let scalar = try Self.crypto { try privateKey.rawScalar() }
+        let scalar = try Self.crypto { () throws(CryptoError) in try privateKey.rawScalar() }
         parameters = .ec2(curve: Curve(privateKey.curve), x: privateKey.publicKey.x,
                           y: .value(privateKey.publicKey.y), d: scalar)
         self.keyID = keyID
@@ -305,7 +312,7 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     /// Creates the COSE_Key of an Ed25519 private key (with its public key).
     /// - Throws: `crypto` when the key cannot be exported.
     public init(privateKey: Ed25519PrivateKey, keyID: [UInt8]? = nil, algorithm: COSEAlgorithm? = nil) throws(COSEError) {
-        let raw = try Self.crypto { try privateKey.rawRepresentation() }
+        let raw = try Self.crypto { () throws(CryptoError) in try privateKey.rawRepresentation() }
         parameters = .okp(curve: .ed25519, x: privateKey.publicKey.rawRepresentation, d: raw)
         self.keyID = keyID
         algorithmIdentifier = algorithm?.rawValue
@@ -314,8 +321,9 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
 
     /// Creates a symmetric COSE_Key (kty 4).
     /// - Throws: `invalidKey` for an empty key.
-    public init(symmetricKey: [UInt8], keyID: [UInt8]? = nil, algorithm: COSEAlgorithm? = nil) throws(COSEError) {
-        try self.init(parameters: .symmetric(k: symmetricKey), keyID: keyID, algorithmIdentifier: algorithm?.rawValue)
+    public init(symmetricKey: SymmetricKey, keyID: [UInt8]? = nil, algorithm: COSEAlgorithm? = nil) throws(COSEError) {
+        let k = symmetricKey.withUnsafeBytes { Array($0) }
+        try self.init(parameters: .symmetric(k: k), keyID: keyID, algorithmIdentifier: algorithm?.rawValue)
     }
 
     /// The public key of an EC2 or OKP key (a compressed EC2 point is decompressed).
@@ -323,22 +331,22 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     public func publicKey() throws(COSEError) -> PublicKey {
         switch parameters {
         case .ec2(let curve, let x, let y, _):
-            guard let ecCurve = curve.ecCurve else { throw .invalidKey("curve \(curve) is not an EC2 curve") }
+            guard let ecCurve = curve.ecCurve else { throw .invalidKey(.unsupportedCurve) }
             let point: [UInt8]
             switch y {
             case .value(let yBytes): point = [0x04] + x + yBytes
             case .signBit(let odd): point = [odd ? 0x03 : 0x02] + x
             }
             do { return .ec(try ECPublicKey(x963Representation: point, curve: ecCurve)) } catch {
-                throw .invalidKey("EC point is not on \(ecCurve.rawValue)")
+                throw .invalidKey(.invalidPublicKey)
             }
         case .okp(let curve, let x, _):
-            guard curve == .ed25519 else { throw .invalidKey("curve \(curve) is not an OKP signature curve") }
+            guard curve == .ed25519 else { throw .invalidKey(.unsupportedCurve) }
             do { return .ed25519(try Ed25519PublicKey(rawRepresentation: x)) } catch {
-                throw .invalidKey("invalid Ed25519 public key")
+                throw .invalidKey(.invalidPublicKey)
             }
         case .symmetric:
-            throw .invalidKey("a symmetric key has no public key")
+            throw .invalidKey(.wrongKeyType(expected: .ec2))
         }
     }
 
@@ -346,11 +354,11 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: `invalidKey` when `d` is absent, invalid, or does not match x/y.
     public func ecPrivateKey() throws(COSEError) -> ECPrivateKey {
         guard case .ec2(let curve, _, _, let d) = parameters, let d, let ecCurve = curve.ecCurve else {
-            throw .invalidKey("not an EC2 private key")
+            throw .invalidKey(.wrongKeyType(expected: .ec2))
         }
         let key: ECPrivateKey
-        do { key = try ECPrivateKey(d: d, curve: ecCurve) } catch { throw .invalidKey("invalid EC private scalar") }
-        guard case .ec(key.publicKey) = try publicKey() else { throw .invalidKey("d does not match x and y") }
+        do { key = try ECPrivateKey(d: d, curve: ecCurve) } catch { throw .invalidKey(.invalidPrivateKey) }
+        guard case .ec(key.publicKey) = try publicKey() else { throw .invalidKey(.privateKeyMismatch) }
         return key
     }
 
@@ -358,11 +366,11 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: `invalidKey` when `d` is absent, invalid, or does not match x.
     public func ed25519PrivateKey() throws(COSEError) -> Ed25519PrivateKey {
         guard case .okp(.ed25519, let x, let d) = parameters, let d else {
-            throw .invalidKey("not an Ed25519 private key")
+            throw .invalidKey(.wrongKeyType(expected: .okp))
         }
         let key: Ed25519PrivateKey
-        do { key = try Ed25519PrivateKey(rawRepresentation: d) } catch { throw .invalidKey("invalid Ed25519 private key") }
-        guard key.publicKey.rawRepresentation == x else { throw .invalidKey("d does not match x") }
+        do { key = try Ed25519PrivateKey(rawRepresentation: d) } catch { throw .invalidKey(.invalidPrivateKey) }
+        guard key.publicKey.rawRepresentation == x else { throw .invalidKey(.privateKeyMismatch) }
         return key
     }
 
@@ -374,7 +382,7 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
         switch parameters {
         case .ec2: signer = SoftwareSigner(try ecPrivateKey())
         case .okp: signer = SoftwareSigner(try ed25519PrivateKey())
-        case .symmetric: throw .invalidKey("a symmetric key cannot sign")
+        case .symmetric: throw .invalidKey(.wrongKeyType(expected: .ec2))
         }
         if let algorithmIdentifier, algorithmIdentifier != COSEAlgorithm(signer.algorithm).rawValue {
             throw .algorithmKeyMismatch
@@ -383,10 +391,10 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The secret of a symmetric key for `algorithm`, honouring the key's `alg`.
-    func macKey(for algorithm: COSEAlgorithm) throws(COSEError) -> [UInt8] {
+    func macKey(for algorithm: COSEAlgorithm) throws(COSEError) -> SymmetricKey {
         guard case .symmetric(let k) = parameters, algorithm.isMAC else { throw .algorithmKeyMismatch }
         if let algorithmIdentifier, algorithmIdentifier != algorithm.rawValue { throw .algorithmKeyMismatch }
-        return k
+        return SymmetricKey(bytes: k)
     }
 
     // MARK: Validation
@@ -394,27 +402,25 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible {
     private func validate() throws(COSEError) {
         switch parameters {
         case .ec2(let curve, let x, let y, let d):
-            guard let ecCurve = curve.ecCurve else { throw .invalidKey("crv \(curve.rawValue) is not an EC2 curve") }
+            guard let ecCurve = curve.ecCurve else { throw .invalidKey(.unsupportedCurve) }
             let n = ecCurve.coordinateByteCount
-            guard x.count == n else { throw .invalidKey("x is \(x.count) bytes, \(ecCurve.rawValue) needs \(n)") }
+            guard x.count == n else { throw .invalidKey(.parameterLength("x", expected: n, actual: x.count)) }
             if case .value(let yBytes) = y, yBytes.count != n {
-                throw .invalidKey("y is \(yBytes.count) bytes, \(ecCurve.rawValue) needs \(n)")
+                throw .invalidKey(.parameterLength("y", expected: n, actual: yBytes.count))
             }
-            if let d, d.count != n { throw .invalidKey("d is \(d.count) bytes, \(ecCurve.rawValue) needs \(n)") }
+            if let d, d.count != n { throw .invalidKey(.parameterLength("d", expected: n, actual: d.count)) }
             _ = try publicKey()
         case .okp(let curve, let x, let d):
-            guard curve == .ed25519 else { throw .invalidKey("crv \(curve.rawValue) is not an OKP curve") }
-            guard x.count == 32 else { throw .invalidKey("x is \(x.count) bytes, Ed25519 needs 32") }
-            if let d, d.count != 32 { throw .invalidKey("d is \(d.count) bytes, Ed25519 needs 32") }
+            guard curve == .ed25519 else { throw .invalidKey(.unsupportedCurve) }
+            guard x.count == 32 else { throw .invalidKey(.parameterLength("x", expected: 32, actual: x.count)) }
+            if let d, d.count != 32 { throw .invalidKey(.parameterLength("d", expected: 32, actual: d.count)) }
             _ = try publicKey()
         case .symmetric(let k):
-            guard !k.isEmpty else { throw .invalidKey("k is empty") }
+            guard !k.isEmpty else { throw .invalidKey(.emptySymmetricKey) }
         }
     }
 
-    private static func crypto<T>(_ body: () throws -> T) throws(COSEError) -> T {
-        do { return try body() } catch let error as CryptoError { throw .crypto(error) } catch {
-            throw .crypto(.invalidKey(String(describing: error)))
-        }
+    private static func crypto<T>(_ body: () throws(CryptoError) -> T) throws(COSEError) -> T {
+        do { return try body() } catch { throw .crypto(error) }
     }
 }

@@ -44,7 +44,7 @@ public struct COSEMac0: COSEMessage {
     /// same rule as `COSESign1.sign`).
     /// - Throws: `invalidKey` for an empty key, `algorithmKeyMismatch` when `algorithm` is
     ///   not an HMAC or differs from an `alg` header, `crypto` when HMAC fails.
-    public static func create(payload: [UInt8], detached: Bool = false, key: [UInt8],
+    public static func create(payload: [UInt8], detached: Bool = false, key: SymmetricKey,
                               algorithm: COSEAlgorithm = .hmac256,
                               protected: COSEHeaderMap = COSEHeaderMap(), unprotected: COSEHeaderMap = COSEHeaderMap(),
                               externalAAD: [UInt8] = [], tagged: Bool = true) throws(COSEError) -> COSEMac0 {
@@ -71,7 +71,7 @@ public struct COSEMac0: COSEMessage {
     /// - Throws: `invalidMAC`, `algorithmKeyMismatch` (not an HMAC `alg`),
     ///   `missingAlgorithm`, `algorithmNotProtected`, `unsupportedAlgorithm`,
     ///   `missingPayload`, `invalidKey`.
-    public func verify(key: [UInt8], externalAAD: [UInt8] = [], detachedPayload: [UInt8]? = nil,
+    public func verify(key: SymmetricKey, externalAAD: [UInt8] = [], detachedPayload: [UInt8]? = nil,
                        requireProtectedAlgorithm: Bool = false) throws(COSEError) {
         let algorithm = try headers.algorithm(requireProtected: requireProtectedAlgorithm)
         guard algorithm.isMAC else { throw .algorithmKeyMismatch }
@@ -87,16 +87,14 @@ public struct COSEMac0: COSEMessage {
     }
 
     /// HMAC over `structure`, truncated to the algorithm's tag length.
-    static func computeTag(_ structure: [UInt8], key: [UInt8], algorithm: COSEAlgorithm) throws(COSEError) -> [UInt8] {
+    static func computeTag(_ structure: [UInt8], key: SymmetricKey, algorithm: COSEAlgorithm) throws(COSEError) -> [UInt8] {
         guard let hash = algorithm.macHash, let length = algorithm.macTagLength else { throw .algorithmKeyMismatch }
-        guard !key.isEmpty else { throw .invalidKey("empty MAC key") }
+        guard key.byteCount > 0 else { throw .invalidKey(.emptySymmetricKey) }
         let full: [UInt8]
         do {
             full = try HMAC.authenticationCode(for: structure, key: key, algorithm: hash)
-        } catch let error as CryptoError {
-            throw .crypto(error)
         } catch {
-            throw .crypto(.unsupportedAlgorithm(String(describing: error)))
+            throw .crypto(error)
         }
         return Array(full.prefix(length))
     }

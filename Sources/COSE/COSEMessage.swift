@@ -94,19 +94,19 @@ public struct COSEMessageParts: Hashable, Sendable {
             content = inner
             tagged = true
         }
-        guard case .array(let elements) = content else { throw .malformed("\(what) is not an array") }
-        guard elements.count == 4 else { throw .malformed("\(what) has \(elements.count) elements, not 4") }
+        guard case .array(let elements) = content else { throw .malformed(.notAnArray) }
+        guard elements.count == 4 else { throw .malformed(.wrongElementCount(expected: 4, actual: elements.count)) }
         guard case .byteString(let protectedBytes) = elements[0] else {
-            throw .malformed("\(what) protected header is not a byte string")
+            throw .malformed(.wrongElementType(.protectedHeader))
         }
-        guard case .map = elements[1] else { throw .malformed("\(what) unprotected header is not a map") }
+        guard case .map = elements[1] else { throw .malformed(.wrongElementType(.unprotectedHeader)) }
         switch elements[2] {
         case .byteString(let bytes): payload = bytes
         case .null: payload = nil
-        default: throw .malformed("\(what) payload is not a byte string or nil")
+        default: throw .malformed(.wrongElementType(.payload))
         }
         guard case .byteString(let trailer) = elements[3] else {
-            throw .malformed("\(what) \(expectedTag == 18 ? "signature" : "tag") is not a byte string")
+            throw .malformed(.wrongElementType(.signatureOrTag))
         }
         headers = try COSEHeaders(protectedBytes: protectedBytes, unprotected: elements[1],
                                   understoodCriticalLabels: understoodCriticalLabels)

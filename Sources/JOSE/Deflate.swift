@@ -1,10 +1,10 @@
-import CZlib
+internal import CZlib
 
 /// Raw DEFLATE (RFC 1951) for JWE `zip: DEF` (RFC 7516 §4.1.3), through zlib.
 enum Deflate {
     static func compress(_ input: [UInt8]) throws(JOSEError) -> [UInt8] {
         var stream = z_stream()
-        guard wallet_deflateInit2(&stream, Z_DEFAULT_COMPRESSION) == Z_OK else { throw .malformed("deflateInit2 failed") }
+        guard wallet_deflateInit2(&stream, Z_DEFAULT_COMPRESSION) == Z_OK else { throw .compressionFailed }
         defer { deflateEnd(&stream) }
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16_384)
@@ -24,7 +24,7 @@ enum Deflate {
             } while result == Z_OK
             return result
         }
-        guard status == Z_STREAM_END else { throw .malformed("deflate failed (\(status))") }
+        guard status == Z_STREAM_END else { throw .compressionFailed }
         return output
     }
 
@@ -32,7 +32,7 @@ enum Deflate {
     /// would pass `limit` bytes (so a small "zip bomb" cannot exhaust memory).
     static func decompress(_ input: [UInt8], limit: Int) throws(JOSEError) -> [UInt8] {
         var stream = z_stream()
-        guard wallet_inflateInit2(&stream) == Z_OK else { throw .malformed("inflateInit2 failed") }
+        guard wallet_inflateInit2(&stream) == Z_OK else { throw .compressionFailed }
         defer { inflateEnd(&stream) }
         var output: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16_384)
@@ -56,8 +56,8 @@ enum Deflate {
             }
         }
         if exceeded { throw .decompressedSizeExceeded(limit: limit) }
-        guard status == Z_STREAM_END else { throw .malformed("zip DEF content does not inflate (\(status))") }
-        guard stream.avail_in == 0 else { throw .malformed("data after the end of the DEFLATE stream") }
+        guard status == Z_STREAM_END else { throw .malformed(.invalidCompressedContent) }
+        guard stream.avail_in == 0 else { throw .malformed(.invalidCompressedContent) }
         return output
     }
 }

@@ -22,13 +22,13 @@ public struct JOSEHeader: Sendable, Equatable {
 
     /// Decodes and parses an encoded protected header (duplicate members are rejected).
     public init(encoded: some StringProtocol) throws(JOSEError) {
-        guard !encoded.isEmpty else { throw .malformed("empty protected header") }
+        guard !encoded.isEmpty else { throw .malformed(.emptyProtectedHeader) }
         guard let bytes = Base64URL.decodeStrict(encoded) else {
-            throw .malformed("protected header is not base64url")
+            throw .malformed(.notBase64URL(.protectedHeader))
         }
         self.encoded = String(encoded)
         self.rawBytes = bytes
-        self.members = try JSONValue.parseObject(bytes, what: "protected header")
+        self.members = try JSONValue.parseObject(bytes, what: .protectedHeader)
         try checkMemberTypes()
     }
 
@@ -42,27 +42,27 @@ public struct JOSEHeader: Sendable, Equatable {
 
     private func checkMemberTypes() throws(JOSEError) {
         for name in ["alg", "typ", "cty", "kid", "enc", "zip", "apu", "apv", "jku", "x5u"] {
-            if let member = members[name], member.stringValue == nil { throw .malformed("header \(name) is not a string") }
+            if let member = members[name], member.stringValue == nil { throw .malformed(.invalidHeader(name)) }
         }
         for name in ["jwk", "epk"] {
-            if let member = members[name], member.objectValue == nil { throw .malformed("header \(name) is not an object") }
+            if let member = members[name], member.objectValue == nil { throw .malformed(.invalidHeader(name)) }
         }
         if let x5c = members["x5c"] {
             guard let entries = x5c.arrayValue, !entries.isEmpty, entries.allSatisfy({ $0.stringValue != nil }) else {
-                throw .malformed("header x5c is not a non-empty array of strings")
+                throw .malformed(.invalidHeader("x5c"))
             }
         }
         if let crit = members["crit"] {
             guard let entries = crit.arrayValue?.compactMap(\.stringValue), entries.count == crit.arrayValue?.count else {
-                throw .invalidCriticalHeader("crit is not an array of strings")
+                throw .invalidCriticalHeader(.notStringArray)
             }
-            guard !entries.isEmpty else { throw .invalidCriticalHeader("crit is empty") }
-            guard Set(entries).count == entries.count else { throw .invalidCriticalHeader("crit repeats a name") }
+            guard !entries.isEmpty else { throw .invalidCriticalHeader(.empty) }
+            guard Set(entries).count == entries.count else { throw .invalidCriticalHeader(.repeated) }
             for name in entries {
                 guard !Self.registeredNames.contains(name) else {
-                    throw .invalidCriticalHeader("crit lists the registered parameter \(name)")
+                    throw .invalidCriticalHeader(.registeredParameter(name))
                 }
-                guard members[name] != nil else { throw .invalidCriticalHeader("crit lists \(name), which is absent") }
+                guard members[name] != nil else { throw .invalidCriticalHeader(.absentParameter(name)) }
             }
         }
     }
@@ -89,7 +89,7 @@ public struct JOSEHeader: Sendable, Equatable {
     public func jwk() throws(JOSEError) -> JWK? {
         guard let members = members["jwk"]?.objectValue else { return nil }
         let key = try JWK(members: members)
-        guard !key.isPrivate else { throw .invalidKey("header jwk holds private key material") }
+        guard !key.isPrivate else { throw .invalidKey(.unexpectedPrivateKey) }
         return key
     }
 

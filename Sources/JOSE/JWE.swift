@@ -27,25 +27,25 @@ public struct JWE: Sendable, Equatable {
     /// a supported `enc`, a 12-byte IV and a 16-byte tag, and an `epk` object.
     public init(compact: String) throws(JOSEError) {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 5 else { throw .malformed("a compact JWE has 5 parts, found \(parts.count)") }
+        guard parts.count == 5 else { throw .malformed(.partCount(expected: 5, actual: parts.count)) }
         let header = try JOSEHeader(encoded: parts[0])
-        guard let alg = header.algorithm else { throw .malformed("header has no alg") }
+        guard let alg = header.algorithm else { throw .malformed(.missingHeader("alg")) }
         if alg.lowercased() == "none" { throw .algorithmNotAllowed(alg) }
-        guard alg == Self.keyAgreementAlgorithm else { throw .unsupportedAlgorithm(alg) }
-        guard let enc = header.encryption else { throw .malformed("header has no enc") }
-        guard let contentEncryption = ContentEncryptionAlgorithm(rawValue: enc) else { throw .unsupportedAlgorithm(enc) }
-        if let zip = header.compression, zip != "DEF" { throw .unsupportedAlgorithm("zip \(zip)") }
-        guard header["epk"]?.objectValue != nil else { throw .malformed("ECDH-ES header has no epk") }
-        guard parts[1].isEmpty else { throw .malformed("direct key agreement has an empty encrypted key") }
-        func decode(_ part: Substring, _ what: String) throws(JOSEError) -> [UInt8] {
-            guard let bytes = Base64URL.decodeStrict(part) else { throw .malformed("\(what) is not base64url") }
+        guard alg == Self.keyAgreementAlgorithm else { throw .unsupportedAlgorithm(.alg, value: alg) }
+        guard let enc = header.encryption else { throw .malformed(.missingHeader("enc")) }
+        guard let contentEncryption = ContentEncryptionAlgorithm(rawValue: enc) else { throw .unsupportedAlgorithm(.enc, value: enc) }
+        if let zip = header.compression, zip != "DEF" { throw .unsupportedAlgorithm(.zip, value: zip) }
+        guard header["epk"]?.objectValue != nil else { throw .malformed(.missingHeader("epk")) }
+        guard parts[1].isEmpty else { throw .malformed(.partNotEmpty(.encryptedKey)) }
+        func decode(_ part: Substring, _ what: JOSEPart) throws(JOSEError) -> [UInt8] {
+            guard let bytes = Base64URL.decodeStrict(part) else { throw .malformed(.notBase64URL(what)) }
             return bytes
         }
-        let iv = try decode(parts[2], "iv")
-        guard iv.count == 12 else { throw .malformed("iv has \(iv.count) bytes, expected 12") }
-        let ciphertext = try decode(parts[3], "ciphertext")
-        let tag = try decode(parts[4], "tag")
-        guard tag.count == 16 else { throw .malformed("tag has \(tag.count) bytes, expected 16") }
+        let iv = try decode(parts[2], .initializationVector)
+        guard iv.count == 12 else { throw .malformed(.partLength(.initializationVector, expected: 12, actual: iv.count)) }
+        let ciphertext = try decode(parts[3], .ciphertext)
+        let tag = try decode(parts[4], .authenticationTag)
+        guard tag.count == 16 else { throw .malformed(.partLength(.authenticationTag, expected: 16, actual: tag.count)) }
         self.header = header
         self.contentEncryption = contentEncryption
         self.initializationVector = iv
@@ -69,15 +69,10 @@ public struct JWE: Sendable, Equatable {
 
     /// The ephemeral public key (`epk`), parsed strictly: an off-curve point is `invalidKey`.
     public func ephemeralPublicKey() throws(JOSEError) -> ECPublicKey {
-        guard let members = header["epk"]?.objectValue else { throw .malformed("header has no epk") }
-        let jwk: JWK
-        do {
-            jwk = try JWK(members: members)
-        } catch .invalidKey(let reason) {
-            throw .invalidKey("epk: \(reason)")
-        }
-        guard jwk.keyType == .ec else { throw .unsupportedAlgorithm("epk key type \(jwk.keyType.rawValue)") }
-        guard !jwk.isPrivate else { throw .invalidKey("epk holds private key material") }
+        guard let members = header["epk"]?.objectValue else { throw .malformed(.missingHeader("epk")) }
+        let jwk = try JWK(members: members)
+        guard jwk.keyType == .ec else { throw .unsupportedAlgorithm(.kty, value: jwk.keyType.rawValue) }
+        guard !jwk.isPrivate else { throw .invalidKey(.unexpectedPrivateKey) }
         return try jwk.ecPublicKey()
     }
 
@@ -109,7 +104,7 @@ public struct JWE: Sendable, Equatable {
 
         var members = additionalHeaders
         for reserved in ["alg", "enc", "epk", "apu", "apv", "zip"] where members[reserved] != nil {
-            throw .malformed("additional header \(reserved) is set by the encryption itself")
+            throw .malformed(.reservedHeader(reserved))
         }
         members["alg"] = .string(keyAgreementAlgorithm)
         members["enc"] = .string(contentEncryption.rawValue)
@@ -120,9 +115,8 @@ public struct JWE: Sendable, Equatable {
         if compress { members["zip"] = "DEF" }
         let header = try JOSEHeader(members: members)
 
-        let key = try ConcatKDF.deriveKey(
-            sharedSecret: sharedSecret, keyByteCount: contentEncryption.keyByteCount,
-            algorithmID: contentEncryption.rawValue, partyUInfo: agreementPartyUInfo ?? [],
+        let key = try JOSECrypto.contentEncryptionKey(
+            sharedSecret, algorithm: contentEncryption, partyUInfo: agreementPartyUInfo ?? [],
             partyVInfo: agreementPartyVInfo ?? [])
         let content = compress ? try Deflate.compress(plaintext) : plaintext
         let iv = try JOSECrypto.randomBytes(12)
@@ -146,15 +140,14 @@ public struct JWE: Sendable, Equatable {
     }
 
     /// Derives the key from `sharedSecret`, opens the content and inflates it if zipped.
-    private func open(sharedSecret: [UInt8], maximumDecompressedSize: Int) throws(JOSEError) -> [UInt8] {
+    private func open(sharedSecret: SharedSecret, maximumDecompressedSize: Int) throws(JOSEError) -> [UInt8] {
         func party(_ name: String) throws(JOSEError) -> [UInt8] {
             guard let text = header[name]?.stringValue else { return [] }
-            guard let bytes = Base64URL.decode(text) else { throw .malformed("\(name) is not base64url") }
+            guard let bytes = Base64URL.decode(text) else { throw .malformed(.invalidHeader(name)) }
             return bytes
         }
-        let key = try ConcatKDF.deriveKey(
-            sharedSecret: sharedSecret, keyByteCount: contentEncryption.keyByteCount,
-            algorithmID: contentEncryption.rawValue, partyUInfo: try party("apu"), partyVInfo: try party("apv"))
+        let key = try JOSECrypto.contentEncryptionKey(
+            sharedSecret, algorithm: contentEncryption, partyUInfo: try party("apu"), partyVInfo: try party("apv"))
         let content = try JOSECrypto.open(
             ciphertext: ciphertext, tag: authenticationTag, key: key, nonce: initializationVector,
             aad: Array(header.encoded.utf8))
@@ -173,7 +166,7 @@ public struct JWE: Sendable, Equatable {
         understoodCriticalHeaders: Set<String> = [], maximumDecompressedSize: Int = JWE.defaultMaximumDecompressedSize
     ) async throws(JOSEError) -> [UInt8] {
         let epk = try prepare(recipient: keyAgreement.publicKey, recipientKeyID: recipientKeyID, understood: understoodCriticalHeaders)
-        let sharedSecret: [UInt8]
+        let sharedSecret: SharedSecret
         do {
             sharedSecret = try await keyAgreement.sharedSecret(with: epk)
         } catch {

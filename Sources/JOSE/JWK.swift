@@ -35,7 +35,7 @@ public struct JWK: Sendable, Equatable, Hashable {
 
     /// Parses a JWK from its JSON text.
     public init(json: [UInt8]) throws(JOSEError) {
-        try self.init(members: try JSONValue.parseObject(json, what: "JWK"))
+        try self.init(members: try JSONValue.parseObject(json, what: .jwk))
     }
 
     /// Parses a JWK from its JSON text.
@@ -45,15 +45,15 @@ public struct JWK: Sendable, Equatable, Hashable {
 
     /// Validates `members` as a JWK.
     public init(members: JSONObject) throws(JOSEError) {
-        guard let kty = members["kty"]?.stringValue else { throw .invalidKey("kty missing or not a string") }
-        guard let keyType = KeyType(rawValue: kty) else { throw .unsupportedAlgorithm("kty \(kty)") }
+        guard let kty = members["kty"]?.stringValue else { throw .invalidKey(.missingMember("kty")) }
+        guard let keyType = KeyType(rawValue: kty) else { throw .unsupportedAlgorithm(.kty, value: kty) }
         for name in ["kid", "use", "alg"] {
-            if let member = members[name], member.stringValue == nil { throw .invalidKey("\(name) is not a string") }
+            if let member = members[name], member.stringValue == nil { throw .invalidKey(.invalidMember(name)) }
         }
         if let x5c = members["x5c"] {
             guard let entries = x5c.arrayValue, !entries.isEmpty,
                   entries.allSatisfy({ $0.stringValue.flatMap { Base64.decodeStrict($0) } != nil }) else {
-                throw .invalidKey("x5c is not a non-empty array of base64 certificates")
+                throw .invalidKey(.invalidMember("x5c"))
             }
         }
         self.keyType = keyType
@@ -72,48 +72,48 @@ public struct JWK: Sendable, Equatable, Hashable {
             if members["d"] != nil {
                 let privateKey = try ecPrivateKey()
                 guard privateKey.publicKey.x == x, privateKey.publicKey.y == y else {
-                    throw .invalidKey("d does not match x and y")
+                    throw .invalidKey(.privateKeyMismatch)
                 }
             }
         case .okp:
-            guard let crv = members["crv"]?.stringValue else { throw .invalidKey("crv missing") }
-            guard crv == "Ed25519" || crv == "X25519" else { throw .unsupportedAlgorithm("OKP curve \(crv)") }
+            guard let crv = members["crv"]?.stringValue else { throw .invalidKey(.missingMember("crv")) }
+            guard crv == "Ed25519" || crv == "X25519" else { throw .unsupportedAlgorithm(.crv, value: crv) }
             _ = try bytes("x", length: 32)
             if members["d"] != nil { _ = try bytes("d", length: 32) }
             if crv == "Ed25519" {
                 let publicKey = try JOSECrypto.ed25519PublicKey(try bytes("x", length: 32))
                 if members["d"] != nil, try ed25519PrivateKey().publicKey != publicKey {
-                    throw .invalidKey("d does not match x")
+                    throw .invalidKey(.privateKeyMismatch)
                 }
             }
         case .oct:
             let key = try bytes("k")
-            guard !key.isEmpty else { throw .invalidKey("k is empty") }
+            guard !key.isEmpty else { throw .invalidKey(.emptySymmetricKey) }
         case .rsa:
             let modulus = try bytes("n"), exponent = try bytes("e")
             guard modulus.first != 0, exponent.first != 0, !exponent.isEmpty, modulus.count >= 256 else {
-                throw .invalidKey("RSA n/e not minimal big-endian or modulus under 2048 bits")
+                throw .invalidKey(.weakRSAKey)
             }
         }
     }
 
     /// The base64url member `name` decoded (optionally of exactly `length` bytes).
     func bytes(_ name: String, length: Int? = nil) throws(JOSEError) -> [UInt8] {
-        guard let text = members[name]?.stringValue else { throw .invalidKey("\(name) missing or not a string") }
+        guard let text = members[name]?.stringValue else { throw .invalidKey(.missingMember(name)) }
         // Canonical only: unused trailing bits must be zero, so one key has one spelling.
         guard let decoded = Base64URL.decode(text), Base64URL.encode(decoded) == text else {
-            throw .invalidKey("\(name) is not canonical unpadded base64url")
+            throw .invalidKey(.invalidMember(name))
         }
         if let length, decoded.count != length {
-            throw .invalidKey("\(name) has \(decoded.count) bytes, expected \(length)")
+            throw .invalidKey(.memberLength(name, expected: length, actual: decoded.count))
         }
         return decoded
     }
 
     /// The curve of an EC key.
     private func ecCurve() throws(JOSEError) -> ECCurve {
-        guard let crv = members["crv"]?.stringValue else { throw .invalidKey("crv missing") }
-        guard let curve = ECCurve(rawValue: crv) else { throw .unsupportedAlgorithm("EC curve \(crv)") }
+        guard let crv = members["crv"]?.stringValue else { throw .invalidKey(.missingMember("crv")) }
+        guard let curve = ECCurve(rawValue: crv) else { throw .unsupportedAlgorithm(.crv, value: crv) }
         return curve
     }
 
@@ -157,9 +157,10 @@ public struct JWK: Sendable, Equatable, Hashable {
     }
 
     /// A symmetric (`oct`) JWK holding `key` (for HS256).
-    public init(symmetricKey key: [UInt8]) throws(JOSEError) {
-        guard !key.isEmpty else { throw .invalidKey("empty symmetric key") }
-        self.init(validated: .oct, members: ["kty": "oct", "k": .string(Base64URL.encode(key))])
+    public init(symmetricKey key: SymmetricKey) throws(JOSEError) {
+        guard key.byteCount > 0 else { throw .invalidKey(.emptySymmetricKey) }
+        let k = key.withUnsafeBytes { Base64URL.encode(Array($0)) }
+        self.init(validated: .oct, members: ["kty": "oct", "k": .string(k)])
     }
 
     /// This key with the members of `parameters` added or replaced (`kid`, `use`,
@@ -168,7 +169,7 @@ public struct JWK: Sendable, Equatable, Hashable {
         var merged = members
         for (name, value) in parameters {
             guard !["kty", "crv", "x", "y", "d", "k", "n", "e"].contains(name) else {
-                throw .invalidKey("\(name) is key material and cannot be replaced")
+                throw .invalidKey(.keyMaterialNotReplaceable(name))
             }
             merged[name] = value
         }
@@ -193,7 +194,7 @@ public struct JWK: Sendable, Equatable, Hashable {
     /// The key without its private members. Symmetric keys have no public form.
     public var publicJWK: JWK {
         get throws(JOSEError) {
-            guard keyType != .oct else { throw .invalidKey("a symmetric key has no public form") }
+            guard keyType != .oct else { throw .invalidKey(.noPublicForm) }
             return JWK(validated: keyType, members: members.filter { !Self.privateMemberNames.contains($0.key) })
         }
     }
@@ -233,22 +234,22 @@ public struct JWK: Sendable, Equatable, Hashable {
             let size = curve.coordinateByteCount
             return .ec(try JOSECrypto.ecPublicKey(x: try bytes("x", length: size), y: try bytes("y", length: size), curve: curve))
         case .okp:
-            guard curveName == "Ed25519" else { throw .unsupportedAlgorithm("OKP curve \(curveName ?? "?")") }
+            guard curveName == "Ed25519" else { throw .unsupportedAlgorithm(.crv, value: curveName ?? "") }
             return .ed25519(try JOSECrypto.ed25519PublicKey(try bytes("x", length: 32)))
-        case .oct: throw .invalidKey("a symmetric key has no public key")
-        case .rsa: throw .unsupportedAlgorithm("RSA keys are not used for operations")
+        case .oct: throw .invalidKey(.noPublicForm)
+        case .rsa: throw .unsupportedAlgorithm(.kty, value: "RSA")
         }
     }
 
     /// The EC public key (throws for other key types).
     public func ecPublicKey() throws(JOSEError) -> ECPublicKey {
-        guard case .ec(let key) = try publicKey() else { throw .invalidKey("not an EC key") }
+        guard case .ec(let key) = try publicKey() else { throw .invalidKey(.wrongKeyType(expected: .ec)) }
         return key
     }
 
     /// The EC private key from `d`.
     public func ecPrivateKey() throws(JOSEError) -> ECPrivateKey {
-        guard keyType == .ec else { throw .invalidKey("not an EC key") }
+        guard keyType == .ec else { throw .invalidKey(.wrongKeyType(expected: .ec)) }
         guard members["d"] != nil else { throw .missingPrivateKey }
         let curve = try ecCurve()
         return try JOSECrypto.ecPrivateKey(d: try bytes("d", length: curve.coordinateByteCount), curve: curve)
@@ -256,14 +257,33 @@ public struct JWK: Sendable, Equatable, Hashable {
 
     /// The Ed25519 private key from `d`.
     public func ed25519PrivateKey() throws(JOSEError) -> Ed25519PrivateKey {
-        guard keyType == .okp, curveName == "Ed25519" else { throw .invalidKey("not an Ed25519 key") }
+        guard keyType == .okp, curveName == "Ed25519" else { throw .invalidKey(.wrongKeyType(expected: .okp)) }
         guard members["d"] != nil else { throw .missingPrivateKey }
         return try JOSECrypto.ed25519PrivateKey(try bytes("d", length: 32))
     }
 
-    /// The symmetric key bytes of an `oct` key.
-    public func symmetricKey() throws(JOSEError) -> [UInt8] {
-        guard keyType == .oct else { throw .invalidKey("not a symmetric key") }
-        return try bytes("k")
+    /// The symmetric key of an `oct` key.
+    public func symmetricKey() throws(JOSEError) -> SymmetricKey {
+        guard keyType == .oct else { throw .invalidKey(.wrongKeyType(expected: .oct)) }
+        var k = try bytes("k")
+        return SymmetricKey(consuming: &k)
+    }
+}
+
+extension JWK: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The members with private key material (`d`, `k`, the RSA private members) replaced
+    /// by `<redacted>`, so that printing or logging a private JWK reveals no key.
+    public var description: String {
+        var shown = members
+        for name in members.keys where Self.privateMemberNames.contains(name) { shown[name] = "<redacted>" }
+        return "JWK(\(JSONValue.object(shown).canonicalSerialized))"
+    }
+
+    /// Same as ``description``: private members redacted.
+    public var debugDescription: String { description }
+
+    /// The key type and the redacted description only, so that `dump` cannot reveal key material.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["keyType": keyType, "description": description], displayStyle: .struct)
     }
 }

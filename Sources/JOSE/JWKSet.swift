@@ -10,7 +10,7 @@ public struct JWKSet: Sendable, Equatable {
 
     /// Parses `{"keys": [...]}`.
     public init(json: [UInt8]) throws(JOSEError) {
-        try self.init(value: .object(try JSONValue.parseObject(json, what: "JWK Set")))
+        try self.init(value: .object(try JSONValue.parseObject(json, what: .jwkSet)))
     }
 
     /// Parses `{"keys": [...]}` from text.
@@ -18,10 +18,10 @@ public struct JWKSet: Sendable, Equatable {
 
     /// Reads a JWK Set from an already parsed JSON value.
     public init(value: JSONValue) throws(JOSEError) {
-        guard let entries = value["keys"]?.arrayValue else { throw .malformed("JWK Set without a keys array") }
+        guard let entries = value["keys"]?.arrayValue else { throw .malformed(.notAJWKSet) }
         var keys: [JWK] = []
         for entry in entries {
-            guard let members = entry.objectValue else { throw .malformed("JWK Set entry is not an object") }
+            guard let members = entry.objectValue else { throw .malformed(.notAJWKSet) }
             do {
                 keys.append(try JWK(members: members))
             } catch .unsupportedAlgorithm {

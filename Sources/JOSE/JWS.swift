@@ -25,26 +25,26 @@ public struct JWS: Sendable, Equatable {
     /// and the given bytes are used in its place.
     public init(compact: String, detachedPayload: [UInt8]? = nil) throws(JOSEError) {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw .malformed("a compact JWS has 3 parts, found \(parts.count)") }
+        guard parts.count == 3 else { throw .malformed(.partCount(expected: 3, actual: parts.count)) }
         let header = try JOSEHeader(encoded: parts[0])
-        guard let alg = header.algorithm else { throw .malformed("header has no alg") }
+        guard let alg = header.algorithm else { throw .malformed(.missingHeader("alg")) }
         self.algorithm = try JWSAlgorithm(header: alg)
         self.header = header
         if let detachedPayload {
-            guard parts[1].isEmpty else { throw .malformed("a detached JWS has an empty payload part") }
+            guard parts[1].isEmpty else { throw .malformed(.partNotEmpty(.payload)) }
             self.encodedPayload = Base64URL.encode(detachedPayload)
             self.payload = detachedPayload
             self.isPayloadDetached = true
         } else {
             guard let payload = Base64URL.decodeStrict(parts[1]) else {
-                throw .malformed("payload is not base64url")
+                throw .malformed(.notBase64URL(.payload))
             }
             self.encodedPayload = String(parts[1])
             self.payload = payload
             self.isPayloadDetached = false
         }
         guard let signature = Base64URL.decodeStrict(parts[2]) else {
-            throw .malformed("signature is not base64url")
+            throw .malformed(.notBase64URL(.signature))
         }
         self.signature = signature
     }
@@ -110,10 +110,10 @@ public struct JWS: Sendable, Equatable {
 
     /// Signs `payload` with HS256 under `hmacKey`.
     public static func sign(
-        payload: [UInt8], hmacKey: [UInt8], type: String? = nil, keyID: String? = nil,
+        payload: [UInt8], hmacKey: SymmetricKey, type: String? = nil, keyID: String? = nil,
         critical: [String]? = nil, additionalHeaders: JSONObject = [:]
     ) throws(JOSEError) -> JWS {
-        guard !hmacKey.isEmpty else { throw .invalidKey("empty HMAC key") }
+        guard hmacKey.byteCount > 0 else { throw .invalidKey(.emptySymmetricKey) }
         let header = try JOSEHeader(members: try headerMembers(
             algorithm: .hs256, type: type, keyID: keyID, jwk: nil, x5c: nil, critical: critical,
             additional: additionalHeaders))
@@ -142,10 +142,10 @@ public struct JWS: Sendable, Equatable {
     }
 
     /// Verifies an HS256 signature with `hmacKey` (compared in constant time).
-    public func verify(hmacKey: [UInt8], understoodCriticalHeaders: Set<String> = []) throws(JOSEError) {
+    public func verify(hmacKey: SymmetricKey, understoodCriticalHeaders: Set<String> = []) throws(JOSEError) {
         try header.checkCritical(understood: understoodCriticalHeaders)
         guard algorithm == .hs256 else { throw .algorithmKeyMismatch(algorithm: algorithm.rawValue, keyType: "oct") }
-        guard !hmacKey.isEmpty else { throw .invalidKey("empty HMAC key") }
+        guard hmacKey.byteCount > 0 else { throw .invalidKey(.emptySymmetricKey) }
         try checkSignatureLength()
         let expected = try JOSECrypto.hmacSHA256(signingInput, key: hmacKey)
         guard ConstantTime.equals(expected, signature) else { throw .invalidSignature }
@@ -167,7 +167,7 @@ public struct JWS: Sendable, Equatable {
     /// Verifies with the key the header's own `jwk` carries (DPoP proofs, OpenID4VCI
     /// key proofs) and returns that key, so the caller can bind it (e.g. by thumbprint).
     public func verifyWithEmbeddedJWK(understoodCriticalHeaders: Set<String> = []) throws(JOSEError) -> JWK {
-        guard let jwk = try header.jwk() else { throw .invalidKey("header has no jwk") }
+        guard let jwk = try header.jwk() else { throw .invalidKey(.missingHeaderKey) }
         try verify(with: try jwk.publicKey(), understoodCriticalHeaders: understoodCriticalHeaders)
         return jwk
     }
@@ -194,12 +194,12 @@ public struct JWS: Sendable, Equatable {
     }
 
     /// Verifies with the key `resolver` picks for this header (by `kid`, `jwk`, `x5c`,
-    /// the issuer's metadata ...). Errors the resolver throws that are not `JOSEError`
-    /// become `keyOperationFailed`.
+    /// the issuer's metadata ...). A resolver that knows no key returns nil, which is
+    /// `unknownKey` with the header's `kid`.
     public func verify(
-        understoodCriticalHeaders: Set<String> = [], resolvingKeyWith resolver: (JOSEHeader) throws -> JWK
+        understoodCriticalHeaders: Set<String> = [], resolvingKeyWith resolver: (JOSEHeader) -> JWK?
     ) throws(JOSEError) -> JWK {
-        let jwk = try JOSEError.wrap { try resolver(header) }
+        guard let jwk = resolver(header) else { throw .unknownKey(keyID: header.keyID) }
         try verify(with: jwk, understoodCriticalHeaders: understoodCriticalHeaders)
         return jwk
     }

@@ -16,7 +16,7 @@ public enum JWSAlgorithm: String, Sendable, CaseIterable, Hashable {
     /// Reads an `alg` value: `none` is never allowed; unknown names are unsupported.
     public init(header value: String) throws(JOSEError) {
         if value.lowercased() == "none" { throw .algorithmNotAllowed(value) }
-        guard let algorithm = JWSAlgorithm(rawValue: value) else { throw .unsupportedAlgorithm(value) }
+        guard let algorithm = JWSAlgorithm(rawValue: value) else { throw .unsupportedAlgorithm(.alg, value: value) }
         self = algorithm
     }
 

@@ -11,7 +11,7 @@ public struct JWTClaims: Sendable, Equatable {
 
     /// Parses a JWT payload; registered claims of the wrong JSON type are rejected.
     public init(json: [UInt8]) throws(JOSEError) {
-        self.members = try JSONValue.parseObject(json, what: "JWT claims")
+        self.members = try JSONValue.parseObject(json, what: .jwtClaims)
         self.rawBytes = json
         try checkRegisteredTypes()
     }
@@ -25,16 +25,16 @@ public struct JWTClaims: Sendable, Equatable {
 
     private func checkRegisteredTypes() throws(JOSEError) {
         for name in ["iss", "sub", "jti", "nonce"] {
-            if let member = members[name], member.stringValue == nil { throw .invalidClaim("\(name) is not a string") }
+            if let member = members[name], member.stringValue == nil { throw .invalidClaim(name) }
         }
         for name in ["exp", "nbf", "iat"] {
-            if let member = members[name], member.doubleValue == nil { throw .invalidClaim("\(name) is not a number") }
+            if let member = members[name], member.doubleValue == nil { throw .invalidClaim(name) }
         }
         if let aud = members["aud"] {
             let valid = aud.stringValue != nil || (aud.arrayValue.map { $0.allSatisfy { $0.stringValue != nil } } ?? false)
-            guard valid else { throw .invalidClaim("aud is neither a string nor an array of strings") }
+            guard valid else { throw .invalidClaim("aud") }
         }
-        if let cnf = members["cnf"], cnf.objectValue == nil { throw .invalidClaim("cnf is not an object") }
+        if let cnf = members["cnf"], cnf.objectValue == nil { throw .invalidClaim("cnf") }
     }
 
     /// Claim `name`.

@@ -11,9 +11,8 @@ import WalletCrypto
 public enum MdocError: Error, Equatable, Sendable {
     /// The bytes are not well-formed CBOR or exceed the decoder's limits (status 11).
     case cbor(CBORError)
-    /// Well-formed CBOR without the shape the standard requires; the string says where
-    /// (status 11).
-    case malformed(String)
+    /// Well-formed CBOR without the shape the standard requires (status 11).
+    case malformed(MdocMalformation)
     /// A `version` this implementation does not speak.
     case unsupportedVersion(String)
     /// A cipher suite other than 1 in DeviceEngagement or ReaderEngagement security.
@@ -22,8 +21,6 @@ public enum MdocError: Error, Equatable, Sendable {
     case cose(COSEError)
     /// A cryptographic primitive failed (ECDH, HKDF, hashing, a signer).
     case crypto(CryptoError)
-    /// A `Signer` or `KeyAgreement` failed with an error that is not a `CryptoError`.
-    case keyOperationFailed(String)
     /// The holder's or reader's `Signer` / `KeyAgreement` failed (a cancelled
     /// authentication prompt arrives here unchanged as `.keyOperation(.userCancelled)`).
     case keyOperation(KeyOperationError)
@@ -94,16 +91,60 @@ public enum MdocError: Error, Equatable, Sendable {
     }
 }
 
+/// Where and how a structure departs from the shape ISO 18013-5 gives it
+/// (``MdocError/malformed(_:)``).
+public struct MdocMalformation: Hashable, Sendable {
+    /// The CBOR type a member should have had.
+    public enum ExpectedType: Hashable, Sendable {
+        /// A map.
+        case map
+        /// An array.
+        case array
+        /// A text string.
+        case textString
+        /// A byte string.
+        case byteString
+        /// An unsigned integer.
+        case unsignedInteger
+        /// An integer.
+        case integer
+        /// A boolean.
+        case boolean
+        /// A `tdate` (tag 0 text, or tag 1 number when reading).
+        case date
+        /// A `#6.24(bstr .cbor X)` embedded CBOR item.
+        case embeddedCBOR
+    }
+
+    /// What is wrong at ``location``.
+    public enum Problem: Hashable, Sendable {
+        /// A required member is absent (named by its key or label).
+        case missingMember(String)
+        /// The value has another CBOR type than the standard gives it.
+        case wrongType(expected: ExpectedType)
+        /// An array has another number of elements than the standard gives it.
+        case wrongElementCount(expected: Int, actual: Int)
+        /// The members are present with the right types but break a rule of the standard
+        /// (a SessionData with neither data nor status, an NFC option without its keys).
+        case ruleViolated
+    }
+
+    /// The structure or member at fault, named as in ISO 18013-5 (`IssuerSignedItem`,
+    /// `validityInfo signed`, `SessionTranscript`).
+    public let location: String
+    /// What is wrong there.
+    public let problem: Problem
+
+    /// A malformation of `location`.
+    public init(_ location: String, _ problem: Problem) {
+        self.location = location
+        self.problem = problem
+    }
+}
+
 extension MdocError {
-    static func wrap(_ error: any Error) -> MdocError {
-        switch error {
-        case let error as MdocError: error
-        case let error as CryptoError: .crypto(error)
-        case let error as KeyOperationError: .keyOperation(error)
-        case .keyOperation(let error) as COSEError: .keyOperation(error)
-        case let error as COSEError: .cose(error)
-        case let error as CBORError: .cbor(error)
-        default: .keyOperationFailed(String(describing: error))
-        }
+    /// `malformed` at `location` with `problem`.
+    static func malformed(_ location: String, _ problem: MdocMalformation.Problem) -> MdocError {
+        .malformed(MdocMalformation(location, problem))
     }
 }

@@ -191,6 +191,8 @@ public enum UnexpectedIssuanceFailure: Equatable, Sendable {
     case noIssuanceContext(CredentialId)
     /// The policy asks for fewer than one instance.
     case invalidPolicy
+    /// The driver returned another number of signed proofs than there are keys to prove.
+    case proofCountMismatch(expected: Int, actual: Int)
 }
 
 extension IssuanceError {

@@ -47,7 +47,7 @@ public struct ClaimPath: Sendable, Hashable, ExpressibleByArrayLiteral, CustomSt
     /// Reads the DCQL JSON form: a non-empty array of strings, non-negative integers and `null`.
     public init(json: JSONValue) throws(SDJWTError) {
         guard case .array(let components) = json, !components.isEmpty else {
-            throw .invalidClaimPath("a claims path is a non-empty array")
+            throw .invalidClaimPath(.empty)
         }
         var elements: [ClaimPathElement] = []
         for component in components {
@@ -55,9 +55,9 @@ public struct ClaimPath: Sendable, Hashable, ExpressibleByArrayLiteral, CustomSt
             case .string(let key): elements.append(.key(key))
             case .null: elements.append(.allElements)
             case .integer(let index):
-                guard index >= 0, index <= Int64(Int32.max) else { throw .invalidClaimPath("index \(index) out of range") }
+                guard index >= 0, index <= Int64(Int32.max) else { throw .invalidClaimPath(.indexOutOfRange(index)) }
                 elements.append(.index(Int(index)))
-            default: throw .invalidClaimPath("component \(component.serialized) is not a string, integer or null")
+            default: throw .invalidClaimPath(.invalidComponent)
             }
         }
         self.elements = elements
@@ -74,7 +74,7 @@ public struct ClaimPath: Sendable, Hashable, ExpressibleByArrayLiteral, CustomSt
     /// non-array is an error; a missing key or index drops that branch. Throws
     /// `claimPathNotFound` when nothing is left.
     public func locations(in claims: JSONObject) throws(SDJWTError) -> [[ClaimPathElement]] {
-        guard !elements.isEmpty else { throw .invalidClaimPath("empty claims path") }
+        guard !elements.isEmpty else { throw .invalidClaimPath(.empty) }
         var selection: [([ClaimPathElement], JSONValue)] = [([], .object(claims))]
         for component in elements {
             var next: [([ClaimPathElement], JSONValue)] = []

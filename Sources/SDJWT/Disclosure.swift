@@ -24,30 +24,30 @@ public struct Disclosure: Sendable, Hashable {
     /// two or three elements whose salt (and claim name) are strings. `_sd` and `...`
     /// are refused as claim names.
     public init(encoded: String) throws(SDJWTError) {
-        guard !encoded.isEmpty else { throw .malformedDisclosure("empty disclosure") }
+        guard !encoded.isEmpty else { throw .disclosure(.malformed(.empty)) }
         guard let bytes = Base64URL.decodeStrict(encoded) else {
-            throw .malformedDisclosure("not unpadded base64url")
+            throw .disclosure(.malformed(.notBase64URL))
         }
         let json: JSONValue
         do {
             json = try JSONValue.parse(bytes, limits: JSONLimits(maxDepth: Self.maximumJSONDepth))
         } catch {
-            throw .disclosureNotJSON(error)
+            throw .disclosure(.notJSON(error))
         }
-        guard case .array(let elements) = json else { throw .malformedDisclosure("not a JSON array") }
-        guard let salt = elements.first?.stringValue else { throw .malformedDisclosure("salt missing or not a string") }
+        guard case .array(let elements) = json else { throw .disclosure(.malformed(.notArray)) }
+        guard let salt = elements.first?.stringValue else { throw .disclosure(.malformed(.saltNotString)) }
         switch elements.count {
         case 2:
             self.claimName = nil
             self.value = elements[1]
         case 3:
-            guard let name = elements[1].stringValue else { throw .malformedDisclosure("claim name is not a string") }
+            guard let name = elements[1].stringValue else { throw .disclosure(.malformed(.claimNameNotString)) }
             // RFC 9901 §4.2.1: the claim name must not be `_sd` or `...`.
-            guard name != "_sd", name != "..." else { throw .reservedClaimName(name) }
+            guard name != "_sd", name != "..." else { throw .disclosure(.reservedClaimName(name)) }
             self.claimName = name
             self.value = elements[2]
         default:
-            throw .malformedDisclosure("array of \(elements.count) elements (2 or 3 expected)")
+            throw .disclosure(.malformed(.wrongElementCount(elements.count)))
         }
         self.salt = salt
         self.encoded = encoded
@@ -56,7 +56,7 @@ public struct Disclosure: Sendable, Hashable {
     /// Builds a disclosure, serializing `[salt, claimName, value]` (or `[salt, value]`)
     /// compactly.
     public init(salt: String, claimName: String?, value: JSONValue) throws(SDJWTError) {
-        if let claimName, claimName == "_sd" || claimName == "..." { throw .reservedClaimName(claimName) }
+        if let claimName, claimName == "_sd" || claimName == "..." { throw .disclosure(.reservedClaimName(claimName)) }
         let array: JSONValue = .array(claimName.map { [.string(salt), .string($0), value] } ?? [.string(salt), value])
         self.encoded = Base64URL.encode(array.serializedBytes)
         self.salt = salt

@@ -61,7 +61,7 @@ public struct DisclosurePlan: Sendable, Equatable {
     public init(selectivelyDisclosable paths: [ClaimPath], decoysPerObject: Int = 0) throws(SDJWTError) {
         self.init(decoyCount: decoysPerObject)
         for path in paths {
-            guard !path.elements.isEmpty else { throw .invalidClaimPath("empty claims path") }
+            guard !path.elements.isEmpty else { throw .invalidClaimPath(.empty) }
             try insert(path.elements[...], decoys: decoysPerObject)
         }
     }

@@ -86,12 +86,14 @@ extension KeyBindingExpectation {
         do {
             try JWTTimeRules(clockSkew: clockSkew, required: [.issuedAt], maximumAge: maximumAge).check(claims, at: now)
         } catch {
-            throw .keyBindingTime(error)
+            throw .keyBinding(.invalidTime(error))
         }
         // RFC 9901 §4.3: aud is "a single string"; an array naming several parties would let
         // one presentation be replayed to each of them.
-        guard claims["aud"]?.stringValue == audience else { throw .audienceMismatch(expected: audience, actual: claims.audience) }
-        guard claims.nonce == nonce else { throw .nonceMismatch(expected: nonce, actual: claims.nonce) }
+        guard claims["aud"]?.stringValue == audience else {
+            throw .keyBinding(.audienceMismatch(expected: audience, actual: claims.audience))
+        }
+        guard claims.nonce == nonce else { throw .keyBinding(.nonceMismatch(expected: nonce, actual: claims.nonce)) }
         try checkTransactionData(claims)
     }
 
@@ -99,37 +101,37 @@ extension KeyBindingExpectation {
     /// `cnf` key, and `sd_hash` over the presented SD-JWT.
     static func checkBinding(_ keyBinding: JWT, of sdJWT: SDJWT, holderKey: JWK) throws(SDJWTError) {
         guard keyBinding.header.type == keyBindingType || keyBinding.header.type == "application/" + keyBindingType else {
-            throw .invalidKeyBindingType(keyBinding.header.type)
+            throw .keyBinding(.invalidType(keyBinding.header.type))
         }
         do {
             try keyBinding.jws.verify(with: holderKey)
         } catch {
-            throw .invalidKeyBindingSignature(error)
+            throw .keyBinding(.invalidSignature(error))
         }
         let expected = sdJWT.sdHash
         let actual = keyBinding.claims["sd_hash"]?.stringValue
-        guard actual == expected else { throw .sdHashMismatch(expected: expected, actual: actual) }
+        guard actual == expected else { throw .keyBinding(.sdHashMismatch(expected: expected, actual: actual)) }
     }
 
     private func checkTransactionData(_ claims: JWTClaims) throws(SDJWTError) {
         let hashes = claims["transaction_data_hashes"]
         guard !transactionData.isEmpty else {
-            guard hashes == nil else { throw .transactionDataMismatch("transaction_data_hashes present, none requested") }
+            guard hashes == nil else { throw .keyBinding(.transactionDataMismatch(.unexpectedHashes)) }
             return
         }
         guard let entries = hashes?.arrayValue else {
-            throw .transactionDataMismatch("transaction_data_hashes missing or not an array")
+            throw .keyBinding(.transactionDataMismatch(.missingHashes))
         }
         var algorithm = SDJWTHashAlgorithm.sha256
         if let name = claims["transaction_data_hashes_alg"] {
-            guard let text = name.stringValue else { throw .transactionDataMismatch("transaction_data_hashes_alg is not a string") }
+            guard let text = name.stringValue else { throw .keyBinding(.transactionDataMismatch(.algorithmNotString)) }
             algorithm = try SDJWTHashAlgorithm(name: text)
         }
         let presented = entries.compactMap(\.stringValue)
-        guard presented.count == entries.count else { throw .transactionDataMismatch("a hash is not a string") }
+        guard presented.count == entries.count else { throw .keyBinding(.transactionDataMismatch(.hashNotString)) }
         let expected = transactionData.map { algorithm.base64URLDigest(of: $0) }
         guard Set(presented) == Set(expected), presented.count == expected.count else {
-            throw .transactionDataMismatch("hashes do not match the request's transaction_data")
+            throw .keyBinding(.transactionDataMismatch(.hashesDiffer))
         }
     }
 }

@@ -25,18 +25,18 @@ public struct ProcessedPayload: Sendable, Equatable {
         for (index, disclosure) in disclosures.enumerated() {
             let digest = disclosure.digest(using: hashAlgorithm)
             guard state.indexByDigest.updateValue(index, forKey: digest) == nil else {
-                throw .duplicateDisclosure(digest: digest)
+                throw .disclosure(.duplicate(digest: digest))
             }
         }
         var top = payload
         top.removeValue(forKey: "_sd_alg")
         guard case .object(let claims) = try state.process(.object(top), at: [], depth: 0) else {
-            throw .malformed("payload is not an object")
+            throw .malformed(.payloadNotObject)
         }
         var locations: [[ClaimPathElement]] = []
         for (index, disclosure) in disclosures.enumerated() {
             guard let location = state.locations[index] else {
-                throw .unreferencedDisclosure(digest: disclosure.digest(using: hashAlgorithm))
+                throw .disclosure(.unreferenced(digest: disclosure.digest(using: hashAlgorithm)))
             }
             locations.append(location)
         }
@@ -67,18 +67,18 @@ public struct ProcessedPayload: Sendable, Equatable {
         /// The disclosure a digest refers to, after checking the digest was not used before.
         mutating func claim(_ digest: JSONValue, arrayElement: Bool) throws(SDJWTError) -> (Int, Disclosure)? {
             guard let text = digest.stringValue else {
-                throw .malformed(arrayElement ? "'...' is not a string" : "_sd entry is not a string")
+                throw .malformed(.digestNotString(arrayElement: arrayElement))
             }
-            guard seenDigests.insert(text).inserted else { throw .duplicateDigest(text) }
+            guard seenDigests.insert(text).inserted else { throw .disclosure(.duplicateDigest(text)) }
             guard let index = indexByDigest[text] else { return nil }   // a decoy or an undisclosed claim
             let disclosure = disclosures[index]
-            guard disclosure.isArrayElement == arrayElement else { throw .disclosureKindMismatch(digest: text) }
+            guard disclosure.isArrayElement == arrayElement else { throw .disclosure(.kindMismatch(digest: text)) }
             return (index, disclosure)
         }
 
         mutating func process(_ value: JSONValue, at location: [ClaimPathElement], depth: Int) throws(SDJWTError) -> JSONValue {
             guard depth <= ProcessedPayload.maximumDepth else {
-                throw .limitExceeded("claims nest deeper than \(ProcessedPayload.maximumDepth)")
+                throw .limitExceeded(.nestingDepth(maximum: ProcessedPayload.maximumDepth))
             }
             switch value {
             case .object(let members):
@@ -87,11 +87,11 @@ public struct ProcessedPayload: Sendable, Equatable {
                     output[name] = try process(member, at: location + [.key(name)], depth: depth + 1)
                 }
                 if let digests = members["_sd"] {
-                    guard case .array(let entries) = digests else { throw .malformed("_sd is not an array") }
+                    guard case .array(let entries) = digests else { throw .malformed(.digestsNotArray) }
                     for entry in entries {
                         guard let (index, disclosure) = try claim(entry, arrayElement: false),
                               let name = disclosure.claimName else { continue }
-                        guard output[name] == nil else { throw .claimOverwritten(name) }
+                        guard output[name] == nil else { throw .disclosure(.claimOverwritten(name)) }
                         let claimLocation = location + [.key(name)]
                         locations[index] = claimLocation
                         output[name] = try process(disclosure.value, at: claimLocation, depth: depth + 1)

@@ -31,15 +31,17 @@ extension SDJWT {
         do {
             holderKey = try payload.confirmationKey()
         } catch {
-            throw .invalidHolderKey(error)
+            throw .keyBinding(.invalidHolderKey(error))
         }
         if let holderKey {
-            guard (try? holderKey.publicKey()) == signer.publicKey else { throw .holderKeyMismatch }
+            guard (try? holderKey.publicKey()) == signer.publicKey else { throw .keyBinding(.holderKeyMismatch) }
         }
         let claims = try keyBinding.claims(sdHash: sdHash)
         let jwt: JWT
         do {
             jwt = try await JWT.sign(claims: claims, signer: signer, type: keyBindingType)
+        } catch .keyOperation(let failure) {
+            throw .keyOperation(failure)
         } catch {
             throw .signingFailed(error)
         }

@@ -29,21 +29,21 @@ public struct SDJWT: Sendable, Equatable {
     /// must be supported; the last part is either empty or a KB-JWT.
     public init(compact: String) throws(SDJWTError) {
         let bytes = Array(compact.utf8)
-        guard bytes.count <= Self.maximumLength else { throw .limitExceeded("SD-JWT longer than \(Self.maximumLength) bytes") }
+        guard bytes.count <= Self.maximumLength else { throw .limitExceeded(.length(maximum: Self.maximumLength)) }
         guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw .malformed("an SD-JWT is printable ASCII without whitespace")
+            throw .malformed(.notPrintableASCII)
         }
         // Split on the bytes, so that no grapheme clustering can merge a `~` with what follows.
         let parts = bytes.split(separator: UInt8(ascii: "~"), omittingEmptySubsequences: false)
             .map { String(decoding: $0, as: UTF8.self) }
-        guard parts.count >= 2 else { throw .malformed("no '~' after the issuer-signed JWT") }
+        guard parts.count >= 2 else { throw .malformed(.missingSeparator) }
         guard parts.count - 2 <= Self.maximumDisclosureCount else {
-            throw .limitExceeded("more than \(Self.maximumDisclosureCount) disclosures")
+            throw .limitExceeded(.disclosureCount(maximum: Self.maximumDisclosureCount))
         }
         let last = parts[parts.count - 1]
         var disclosures: [Disclosure] = []
         for part in parts[1..<(parts.count - 1)] {
-            guard !part.isEmpty else { throw .malformed("empty disclosure between '~~'") }
+            guard !part.isEmpty else { throw .malformed(.emptyDisclosure) }
             disclosures.append(try Disclosure(encoded: part))
         }
         var keyBinding: JWT?
@@ -51,7 +51,7 @@ public struct SDJWT: Sendable, Equatable {
             do {
                 keyBinding = try JWT(compact: last)
             } catch {
-                throw .invalidKeyBindingJWT(error)
+                throw .keyBinding(.invalidJWT(error))
             }
         }
         try self.init(issuerSignedJWTString: parts[0], disclosures: disclosures,
@@ -65,7 +65,7 @@ public struct SDJWT: Sendable, Equatable {
             do {
                 keyBinding = try JWT(compact: keyBindingJWT)
             } catch {
-                throw .invalidKeyBindingJWT(error)
+                throw .keyBinding(.invalidJWT(error))
             }
         }
         try self.init(issuerSignedJWTString: issuerSignedJWT, disclosures: disclosures,
@@ -81,7 +81,7 @@ public struct SDJWT: Sendable, Equatable {
             throw .invalidIssuerJWT(error)
         }
         if let name = jwt.claims["_sd_alg"] {
-            guard let text = name.stringValue else { throw .malformed("_sd_alg is not a string") }
+            guard let text = name.stringValue else { throw .malformed(.hashAlgorithmNotString) }
             self.hashAlgorithm = try SDJWTHashAlgorithm(name: text)
         } else {
             self.hashAlgorithm = .sha256

@@ -42,29 +42,31 @@ public struct SDJWTIssuer: Sendable {
         if isVC {
             guard claims["vct"]?.stringValue != nil else { throw .missingClaim("vct") }
             for name in SDJWTVerifier.alwaysVisibleClaims where plan.members[name]?.isSelectivelyDisclosable == true {
-                throw .invalidPlan("\(name) must stay visible in an SD-JWT VC")
+                throw .invalidPlan(.mustStayVisible(name))
             }
         }
         for name in ["_sd", "_sd_alg", "cnf"] where claims[name] != nil && !(name == "cnf" && holderKey == nil) {
-            throw .invalidPlan("claims must not carry \(name); the issuer writes it")
+            throw .invalidPlan(.reservedForIssuer(name))
         }
         var disclosures: [Disclosure] = []
         guard case .object(var payload) = try apply(plan, to: .object(claims), at: "$", disclosures: &disclosures) else {
-            throw .invalidPlan("the top level cannot be selectively disclosable")
+            throw .invalidPlan(.topLevelDisclosable)
         }
-        if plan.isSelectivelyDisclosable { throw .invalidPlan("the top level cannot be selectively disclosable") }
+        if plan.isSelectivelyDisclosable { throw .invalidPlan(.topLevelDisclosable) }
         payload["_sd_alg"] = .string(hashAlgorithm.rawValue)
         if let holderKey {
             do {
                 payload["cnf"] = .object(["jwk": try holderKey.publicJWK.jsonValue])
             } catch {
-                throw .invalidHolderKey(error)
+                throw .keyBinding(.invalidHolderKey(error))
             }
         }
         let jwt: JWT
         do {
             jwt = try await JWT.sign(claims: try JWTClaims(payload), signer: signer, type: type, keyID: keyID,
                                      x5c: certificateChain)
+        } catch .keyOperation(let failure) {
+            throw .keyOperation(failure)
         } catch {
             throw .signingFailed(error)
         }
@@ -75,7 +77,7 @@ public struct SDJWTIssuer: Sendable {
         do {
             return Base64URL.encode(try random.bytes(count: Self.saltByteCount))
         } catch {
-            throw .randomSourceFailed(String(describing: error))
+            throw .randomSourceFailed(error)
         }
     }
 
@@ -89,7 +91,7 @@ public struct SDJWTIssuer: Sendable {
         do {
             bytes = try random.bytes(count: 4)
         } catch {
-            throw .randomSourceFailed(String(describing: error))
+            throw .randomSourceFailed(error)
         }
         let value = bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         return Int(value % UInt32(upper + 1))
@@ -102,13 +104,13 @@ public struct SDJWTIssuer: Sendable {
         switch value {
         case .object(let members):
             for name in plan.members.keys where members[name] == nil {
-                throw .invalidPlan("no claim \(name) at \(location)")
+                throw .invalidPlan(.noSuchClaim(name, location: location))
             }
-            guard plan.elements.isEmpty, plan.everyElement == nil else { throw .invalidPlan("\(location) is not an array") }
+            guard plan.elements.isEmpty, plan.everyElement == nil else { throw .invalidPlan(.notAnArray(location: location)) }
             var output: JSONObject = [:]
             var digests: [String] = []
             for (name, member) in members {
-                guard name != "_sd", name != "..." else { throw .reservedClaimName(name) }
+                guard name != "_sd", name != "..." else { throw .disclosure(.reservedClaimName(name)) }
                 let memberPlan = plan.members[name] ?? DisclosurePlan()
                 let inner = try apply(memberPlan, to: member, at: location + "." + name, disclosures: &disclosures)
                 if memberPlan.isSelectivelyDisclosable {
@@ -124,9 +126,9 @@ public struct SDJWTIssuer: Sendable {
             if !digests.isEmpty { output["_sd"] = .array(digests.sorted().map { .string($0) }) }
             return .object(output)
         case .array(let elements):
-            guard plan.members.isEmpty else { throw .invalidPlan("\(location) is not an object") }
+            guard plan.members.isEmpty else { throw .invalidPlan(.notAnObject(location: location)) }
             for index in plan.elements.keys where index < 0 || index >= elements.count {
-                throw .invalidPlan("no element \(index) at \(location)")
+                throw .invalidPlan(.noSuchElement(index, location: location))
             }
             var output: [JSONValue] = []
             for (index, element) in elements.enumerated() {
@@ -146,7 +148,7 @@ public struct SDJWTIssuer: Sendable {
             return .array(output)
         default:
             guard plan.members.isEmpty, plan.elements.isEmpty, plan.everyElement == nil else {
-                throw .invalidPlan("\(location) is neither an object nor an array")
+                throw .invalidPlan(.notAContainer(location: location))
             }
             return value
         }

@@ -12,8 +12,9 @@ public enum IssuerKeySource: Sendable {
     /// names the credential's `iss` (SD-JWT VC §3.5).
     case certificateChain(trustAnchors: [X509Certificate], policy: X509TrustPolicy = .signingCertificate)
     /// A resolver the application supplies, given the header and the (unverified) payload;
-    /// e.g. a lookup in JWT VC issuer metadata by `iss` and `kid`.
-    case resolver(@Sendable (JOSEHeader, JWTClaims) throws -> JWK)
+    /// e.g. a lookup in JWT VC issuer metadata by `iss` and `kid`. It returns nil when it
+    /// has no key, which is `issuerKeyUnavailable` with the header's `kid`.
+    case resolver(@Sendable (JOSEHeader, JWTClaims) -> JWK?)
 }
 
 /// The credential profile to check beyond RFC 9901.
@@ -117,15 +118,15 @@ public struct SDJWTVerifier: Sendable {
 
         let holderKey = try Self.holderKey(of: payload)
         if let keyBinding = sdJWT.keyBindingJWT {
-            guard let holderKey else { throw .missingHolderKey }
+            guard let holderKey else { throw .keyBinding(.missingHolderKey) }
             if let expectation = options.keyBinding {
                 try expectation.check(keyBinding, of: sdJWT, holderKey: holderKey, now: options.now, clockSkew: options.clockSkew)
             } else {
                 try KeyBindingExpectation.checkBinding(keyBinding, of: sdJWT, holderKey: holderKey)
             }
         } else if options.keyBinding != nil {
-            guard holderKey != nil else { throw .missingHolderKey }
-            throw .missingKeyBinding
+            guard holderKey != nil else { throw .keyBinding(.missingHolderKey) }
+            throw .keyBinding(.missing)
         }
         return VerifiedSDJWT(sdJWT: sdJWT, claims: processed.claims, issuerKey: issuerKey, certificateChain: chain,
                              holderKey: holderKey, keyBinding: sdJWT.keyBindingJWT?.claims)
@@ -155,12 +156,7 @@ public struct SDJWTVerifier: Sendable {
                 throw .invalidIssuerSignature(error)
             }
         case .resolver(let resolve):
-            let key: JWK
-            do {
-                key = try resolve(jwt.header, jwt.claims)
-            } catch {
-                throw .issuerKeyUnavailable(String(describing: error))
-            }
+            guard let key = resolve(jwt.header, jwt.claims) else { throw .issuerKeyUnavailable(keyID: jwt.header.keyID) }
             do {
                 try jwt.jws.verify(with: key)
             } catch {
@@ -174,28 +170,28 @@ public struct SDJWTVerifier: Sendable {
     /// EC on P-256/P-384/P-521 or Ed25519 (RFC 9901 §4.1.2, RFC 7800 §3.2).
     static func holderKey(of payload: JWTClaims) throws(SDJWTError) -> JWK? {
         let key: JWK?
-        do { key = try payload.confirmationKey() } catch { throw .invalidHolderKey(error) }
+        do { key = try payload.confirmationKey() } catch { throw .keyBinding(.invalidHolderKey(error)) }
         guard let key else { return nil }
         switch key.keyType {
-        case .oct: throw .unsupportedHolderKey(.symmetricKey)
-        case .rsa: throw .unsupportedHolderKey(.unsupportedKeyType("RSA"))
+        case .oct: throw .keyBinding(.unsupportedHolderKey(.symmetricKey))
+        case .rsa: throw .keyBinding(.unsupportedHolderKey(.unsupportedKeyType("RSA")))
         case .okp where key.curveName != "Ed25519":
-            throw .unsupportedHolderKey(.unsupportedKeyType("OKP/" + (key.curveName ?? "")))
+            throw .keyBinding(.unsupportedHolderKey(.unsupportedKeyType("OKP/" + (key.curveName ?? ""))))
         case .ec, .okp: break
         }
-        guard !key.isPrivate else { throw .unsupportedHolderKey(.privateKeyMaterial) }
-        do { _ = try key.publicKey() } catch { throw .invalidHolderKey(error) }
+        guard !key.isPrivate else { throw .keyBinding(.unsupportedHolderKey(.privateKeyMaterial)) }
+        do { _ = try key.publicKey() } catch { throw .keyBinding(.invalidHolderKey(error)) }
         return key
     }
 
     private func checkClaims(_ payload: JWTClaims, processed: JSONObject) throws(SDJWTError) {
         if options.profile == .sdJWTVC {
             for name in Self.alwaysVisibleClaims where processed[name] != nil && payload[name] == nil {
-                throw .invalidClaim("\(name) must not be selectively disclosed")
+                throw .invalidClaim(.selectivelyDisclosed(name))
             }
             guard let vct = payload["vct"] else { throw .missingClaim("vct") }
-            guard let type = vct.stringValue else { throw .invalidClaim("vct is not a string") }
-            if let accepted = options.acceptedTypes, !accepted.contains(type) { throw .invalidClaim("vct \(type) not accepted") }
+            guard let type = vct.stringValue else { throw .invalidClaim(.wrongType("vct")) }
+            if let accepted = options.acceptedTypes, !accepted.contains(type) { throw .invalidClaim(.typeNotAccepted(type)) }
         }
         // After disclosure: a plain SD-JWT may disclose `exp`, which then counts like a visible one.
         do { try JWTTimeRules(clockSkew: options.clockSkew).check(processed, at: options.now) } catch { throw .invalidTime(error) }

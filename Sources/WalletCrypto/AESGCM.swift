@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// AES in Galois/Counter Mode (NIST SP 800-38D) with 128-bit tags, through `EVP_CIPHER_CTX`.
 /// The key size (128, 192 or 256 bits) is chosen by the key length.
@@ -35,62 +35,62 @@ public enum AESGCM {
     ///   - nonce: a nonce that must never repeat under the same key; when nil, 12 random
     ///     bytes are taken from `random`. Any non-empty length is accepted (12 is recommended).
     public static func seal(
-        _ plaintext: [UInt8], key: [UInt8], nonce: [UInt8]? = nil, aad: [UInt8] = [],
+        _ plaintext: [UInt8], key: SymmetricKey, nonce: [UInt8]? = nil, aad: [UInt8] = [],
         random: any RandomSource = SystemRandom()
-    ) throws -> SealedBox {
-        let nonce = try nonce ?? random.bytes(count: defaultNonceByteCount)
-        let context = try Context(key: key, nonce: nonce, encrypt: true)
+    ) throws(CryptoError) -> SealedBox {
+        let nonceUsed: [UInt8]
+        if let nonce { nonceUsed = nonce } else { nonceUsed = try random.bytes(count: defaultNonceByteCount) }
+        let context = try Context(key: key, nonce: nonceUsed, encrypt: true)
         try context.addAAD(aad)
         var ciphertext = try context.update(plaintext)
         var finalLength: Int32 = 0
         var scratch = [UInt8](repeating: 0, count: 16)
         guard EVP_EncryptFinal_ex(context.pointer, &scratch, &finalLength) == 1, finalLength == 0 else {
-            throw openSSLError("EVP_EncryptFinal_ex")
+            throw backendError(.encryption)
         }
         var tag = [UInt8](repeating: 0, count: tagByteCount)
         guard EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(tagByteCount), &tag) == 1 else {
-            secureZero(&ciphertext)
-            throw openSSLError("EVP_CIPHER_CTX_ctrl(GET_TAG)")
+            wipe(&ciphertext)
+            throw backendError(.encryption)
         }
-        return SealedBox(nonce: nonce, ciphertext: ciphertext, tag: tag)
+        return SealedBox(nonce: nonceUsed, ciphertext: ciphertext, tag: tag)
     }
 
     /// Authenticates and decrypts. A wrong key, nonce, AAD, ciphertext or tag throws
     /// `CryptoError.authenticationFailed` and no plaintext is returned.
     public static func open(
-        ciphertext: [UInt8], tag: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8] = []
-    ) throws -> [UInt8] {
-        guard tag.count == tagByteCount else {
-            throw CryptoError.invalidLength(what: "AES-GCM tag", expected: "\(tagByteCount) bytes", actual: tag.count)
-        }
+        ciphertext: [UInt8], tag: [UInt8], key: SymmetricKey, nonce: [UInt8], aad: [UInt8] = []
+    ) throws(CryptoError) -> [UInt8] {
+        guard tag.count == tagByteCount else { throw .invalidLength(.aesGCMTag, actual: tag.count) }
         let context = try Context(key: key, nonce: nonce, encrypt: false)
         try context.addAAD(aad)
         var plaintext = try context.update(ciphertext)
         var tagCopy = tag
         guard EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount), &tagCopy) == 1 else {
-            secureZero(&plaintext)
-            throw openSSLError("EVP_CIPHER_CTX_ctrl(SET_TAG)")
+            wipe(&plaintext)
+            throw backendError(.decryption)
         }
         var finalLength: Int32 = 0
         var scratch = [UInt8](repeating: 0, count: 16)
         guard EVP_DecryptFinal_ex(context.pointer, &scratch, &finalLength) == 1 else {
-            secureZero(&plaintext)
+            wipe(&plaintext)
             ERR_clear_error()
-            throw CryptoError.authenticationFailed
+            throw .authenticationFailed
         }
         return plaintext
     }
 
     /// Opens a `SealedBox`.
-    public static func open(_ box: SealedBox, key: [UInt8], aad: [UInt8] = []) throws -> [UInt8] {
+    public static func open(_ box: SealedBox, key: SymmetricKey, aad: [UInt8] = []) throws(CryptoError) -> [UInt8] {
         try open(ciphertext: box.ciphertext, tag: box.tag, key: key, nonce: box.nonce, aad: aad)
     }
 
     /// Opens `ciphertext || tag` (the last 16 bytes are the tag).
-    public static func open(combined: [UInt8], key: [UInt8], nonce: [UInt8], aad: [UInt8] = []) throws -> [UInt8] {
+    public static func open(combined: [UInt8], key: SymmetricKey, nonce: [UInt8], aad: [UInt8] = [])
+        throws(CryptoError) -> [UInt8]
+    {
         guard combined.count >= tagByteCount else {
-            throw CryptoError.invalidLength(
-                what: "AES-GCM ciphertext and tag", expected: "at least \(tagByteCount) bytes", actual: combined.count)
+            throw .invalidLength(.aesGCMCiphertextAndTag, actual: combined.count)
         }
         let split = combined.count - tagByteCount
         return try open(
@@ -100,49 +100,51 @@ public enum AESGCM {
     /// One initialised `EVP_CIPHER_CTX`, freed with the object.
     private final class Context {
         let pointer: OpaquePointer
+        let operation: CryptoOperation
 
-        init(key: [UInt8], nonce: [UInt8], encrypt: Bool) throws {
+        init(key: SymmetricKey, nonce: [UInt8], encrypt: Bool) throws(CryptoError) {
+            let operation: CryptoOperation = encrypt ? .encryption : .decryption
             let cipher: OpaquePointer?
-            switch key.count {
+            switch key.byteCount {
             case 16: cipher = EVP_aes_128_gcm()
             case 24: cipher = EVP_aes_192_gcm()
             case 32: cipher = EVP_aes_256_gcm()
-            default:
-                throw CryptoError.invalidLength(what: "AES key", expected: "16, 24 or 32 bytes", actual: key.count)
+            default: throw .invalidLength(.aesKey, actual: key.byteCount)
             }
-            guard !nonce.isEmpty else {
-                throw CryptoError.invalidLength(what: "AES-GCM nonce", expected: "at least 1 byte", actual: 0)
-            }
-            let nonceLength = try cInt(nonce.count, "AES-GCM nonce")
-            guard let pointer = EVP_CIPHER_CTX_new() else { throw openSSLError("EVP_CIPHER_CTX_new") }
+            guard !nonce.isEmpty else { throw .invalidLength(.aesGCMNonce, actual: 0) }
+            let nonceLength = try cInt(nonce.count, .aesGCMNonce)
+            guard let pointer = EVP_CIPHER_CTX_new() else { throw backendError(operation) }
             self.pointer = pointer
+            self.operation = operation
             let initialise = encrypt ? EVP_EncryptInit_ex : EVP_DecryptInit_ex
-            guard initialise(pointer, cipher, nil, nil, nil) == 1 else { throw openSSLError("EVP_CipherInit_ex") }
+            guard initialise(pointer, cipher, nil, nil, nil) == 1 else { throw backendError(operation) }
             guard EVP_CIPHER_CTX_ctrl(pointer, EVP_CTRL_GCM_SET_IVLEN, nonceLength, nil) == 1 else {
-                throw openSSLError("EVP_CIPHER_CTX_ctrl(SET_IVLEN)")
+                throw backendError(operation)
             }
-            guard initialise(pointer, nil, nil, key, nonce) == 1 else { throw openSSLError("EVP_CipherInit_ex") }
+            let keyed = key.withUnsafeBytes { raw in
+                initialise(pointer, nil, nil, raw.baseAddress?.assumingMemoryBound(to: UInt8.self), nonce)
+            }
+            guard keyed == 1 else { throw backendError(operation) }
         }
 
+        // EVP_CIPHER_CTX_free cleanses the expanded key schedule.
         deinit { EVP_CIPHER_CTX_free(pointer) }
 
-        func addAAD(_ aad: [UInt8]) throws {
+        func addAAD(_ aad: [UInt8]) throws(CryptoError) {
             guard !aad.isEmpty else { return }
-            let length = try cInt(aad.count, "AES-GCM AAD")
+            let length = try cInt(aad.count, .message)
             var written: Int32 = 0
-            guard EVP_CipherUpdate(pointer, nil, &written, aad, length) == 1 else {
-                throw openSSLError("EVP_CipherUpdate(AAD)")
-            }
+            guard EVP_CipherUpdate(pointer, nil, &written, aad, length) == 1 else { throw backendError(operation) }
         }
 
-        func update(_ input: [UInt8]) throws -> [UInt8] {
+        func update(_ input: [UInt8]) throws(CryptoError) -> [UInt8] {
             guard !input.isEmpty else { return [] }
-            let length = try cInt(input.count, "AES-GCM input")
+            let length = try cInt(input.count, .message)
             var output = [UInt8](repeating: 0, count: input.count)
             var written: Int32 = 0
             guard EVP_CipherUpdate(pointer, &output, &written, input, length) == 1, Int(written) == input.count else {
-                secureZero(&output)
-                throw openSSLError("EVP_CipherUpdate")
+                wipe(&output)
+                throw backendError(operation)
             }
             return output
         }

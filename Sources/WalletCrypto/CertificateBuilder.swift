@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import Foundation
 
 /// Builds and signs X.509 v3 certificates: self-signed CAs (IACA, reader roots),
@@ -175,8 +175,7 @@ public struct CertificateBuilder: Sendable {
                 throw .invalidCertificate("serial number must be 1 to 20 bytes and non-zero")
             }
         } else {
-            magnitude = [UInt8](repeating: 0, count: 16)
-            guard RAND_bytes(&magnitude, Int32(magnitude.count)) == 1 else { throw openSSLError("RAND_bytes") }
+            magnitude = try SystemRandom().bytes(count: 16)
             magnitude[0] = (magnitude[0] & 0x7f) | 0x01  // 16 bytes, positive, no leading zero
         }
         guard let number = BN_bin2bn(magnitude, Int32(magnitude.count), nil) else { throw openSSLError("BN_bin2bn") }

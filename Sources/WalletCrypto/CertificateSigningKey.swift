@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A private key that signs certificates in `CertificateBuilder`: an EC key
 /// (P-256 / P-384 / P-521, signing with ECDSA over SHA-256 / SHA-384 / SHA-512) or an
@@ -16,7 +16,7 @@ extension CertificateSigningKey {
         get throws(CryptoError) {
             var der: UnsafeMutablePointer<UInt8>? = nil
             let length = i2d_PUBKEY(evpKey.pointer, &der)
-            guard length > 0, let der else { throw openSSLError("i2d_PUBKEY") }
+            guard length > 0, let der else { throw backendError(.keyExport) }
             defer { wallet_OPENSSL_free(der) }
             return Array(UnsafeBufferPointer(start: der, count: Int(length)))
         }

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A NIST prime curve supported for ECDSA and ECDH. Raw values are the JOSE/COSE curve names.
 public enum ECCurve: String, Sendable, CaseIterable {
@@ -57,28 +57,27 @@ public enum ECCurve: String, Sendable, CaseIterable {
     }
 
     /// The curve of an EC `EVP_PKEY`, or a typed error for other key types and curves.
-    init(of key: EVPKey) throws {
-        guard key.isA("EC") else { throw CryptoError.unsupportedAlgorithm("not an EC key") }
-        guard let name = key.utf8Parameter("group"), let curve = ECCurve(groupName: name) else {
-            throw CryptoError.unsupportedAlgorithm("unsupported EC group")
+    init(of key: EVPKey) throws(CryptoError) {
+        guard key.isA("EC"), let name = key.utf8Parameter("group"), let curve = ECCurve(groupName: name) else {
+            throw .unsupportedKey(expected: .ec)
         }
         self = curve
     }
 
     /// Imports a public point (SEC1, compressed or uncompressed) on this curve and validates it.
-    func importPublicPoint(_ point: [UInt8]) throws -> EVPKey {
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
-            throw openSSLError("EVP_PKEY_CTX_new_from_name")
-        }
+    func importPublicPoint(_ point: [UInt8]) throws(CryptoError) -> EVPKey {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw backendError(.keyImport) }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_fromdata_init(context) == 1 else { throw openSSLError("EVP_PKEY_fromdata_init") }
+        guard EVP_PKEY_fromdata_init(context) == 1 else { throw backendError(.keyImport) }
         var imported: OpaquePointer? = nil
-        try withOSSLParams([.utf8("group", groupName), .octets("pub", point)]) { params in
+        try withOSSLParams([.utf8("group", groupName), .octets("pub", point)], for: .keyImport) {
+            (params) throws(CryptoError) in
             guard EVP_PKEY_fromdata(context, &imported, wallet_EVP_PKEY_PUBLIC_KEY(), params) == 1 else {
-                throw CryptoError.invalidKey("not a point on \(rawValue): \(openSSLReason())")
+                ERR_clear_error()
+                throw .invalidKey(.notOnCurve)
             }
         }
-        guard let imported else { throw CryptoError.invalidKey("EC point import returned no key") }
+        guard let imported else { throw backendError(.keyImport) }
         let key = EVPKey(taking: imported)
         try key.checkPublicKey()
         return key
@@ -86,62 +85,52 @@ public enum ECCurve: String, Sendable, CaseIterable {
 
     /// Imports a private scalar `d` (exactly `coordinateByteCount` bytes, 0 < d < n), computing
     /// the public point d·G with `EC_POINT_mul`. Returns the key pair.
-    func importPrivateScalar(_ scalar: [UInt8]) throws -> EVPKey {
-        guard scalar.count == coordinateByteCount else {
-            throw CryptoError.invalidLength(
-                what: "\(rawValue) private scalar", expected: "\(coordinateByteCount) bytes", actual: scalar.count)
-        }
-        guard let group = EC_GROUP_new_by_curve_name(nid) else { throw openSSLError("EC_GROUP_new_by_curve_name") }
+    func importPrivateScalar(_ scalar: [UInt8]) throws(CryptoError) -> EVPKey {
+        guard scalar.count == coordinateByteCount else { throw .invalidLength(.ecPrivateScalar(self), actual: scalar.count) }
+        guard let group = EC_GROUP_new_by_curve_name(nid) else { throw backendError(.keyImport) }
         defer { EC_GROUP_free(group) }
-        guard let order = EC_GROUP_get0_order(group) else { throw openSSLError("EC_GROUP_get0_order") }
-        guard let bnContext = BN_CTX_secure_new() else { throw openSSLError("BN_CTX_secure_new") }
+        guard let order = EC_GROUP_get0_order(group) else { throw backendError(.keyImport) }
+        guard let bnContext = BN_CTX_secure_new() else { throw backendError(.keyImport) }
         defer { BN_CTX_free(bnContext) }
-        guard let d = BN_secure_new() else { throw openSSLError("BN_secure_new") }
+        guard let d = BN_secure_new() else { throw backendError(.keyImport) }
         defer { BN_clear_free(d) }
         guard withBytes(scalar, { pointer, count in BN_bin2bn(pointer, Int32(count), d) }) != nil else {
-            throw openSSLError("BN_bin2bn")
+            throw backendError(.keyImport)
         }
-        guard BN_is_zero(d) == 0, BN_cmp(d, order) < 0 else {
-            throw CryptoError.invalidKey("\(rawValue) private scalar is not in 1..<n")
-        }
-        guard let point = EC_POINT_new(group) else { throw openSSLError("EC_POINT_new") }
+        guard BN_is_zero(d) == 0, BN_cmp(d, order) < 0 else { throw .invalidKey(.scalarOutOfRange) }
+        guard let point = EC_POINT_new(group) else { throw backendError(.keyImport) }
         defer { EC_POINT_clear_free(point) }
-        guard EC_POINT_mul(group, point, d, nil, nil, bnContext) == 1 else { throw openSSLError("EC_POINT_mul") }
+        guard EC_POINT_mul(group, point, d, nil, nil, bnContext) == 1 else { throw backendError(.keyImport) }
         var encoded = [UInt8](repeating: 0, count: 1 + 2 * coordinateByteCount)
         guard EC_POINT_point2oct(group, point, POINT_CONVERSION_UNCOMPRESSED, &encoded, encoded.count, bnContext)
             == encoded.count
-        else { throw openSSLError("EC_POINT_point2oct") }
+        else { throw backendError(.keyImport) }
 
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
-            throw openSSLError("EVP_PKEY_CTX_new_from_name")
-        }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw backendError(.keyImport) }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_fromdata_init(context) == 1 else { throw openSSLError("EVP_PKEY_fromdata_init") }
+        guard EVP_PKEY_fromdata_init(context) == 1 else { throw backendError(.keyImport) }
         var imported: OpaquePointer? = nil
         try withOSSLParams([
             .utf8("group", groupName), .unsignedInteger("priv", scalar), .octets("pub", encoded),
-        ]) { params in
+        ], for: .keyImport) { (params) throws(CryptoError) in
             guard EVP_PKEY_fromdata(context, &imported, wallet_EVP_PKEY_KEYPAIR(), params) == 1 else {
-                throw CryptoError.invalidKey("EC private key import failed: \(openSSLReason())")
+                ERR_clear_error()
+                throw .invalidKey(.malformed)
             }
         }
-        guard let imported else { throw CryptoError.invalidKey("EC private key import returned no key") }
+        guard let imported else { throw backendError(.keyImport) }
         return EVPKey(taking: imported)
     }
 
     /// Generates a fresh key pair on this curve.
-    func generateKey() throws -> EVPKey {
-        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
-            throw openSSLError("EVP_PKEY_CTX_new_from_name")
-        }
+    func generateKey() throws(CryptoError) -> EVPKey {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw backendError(.keyGeneration) }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_keygen_init(context) == 1 else { throw openSSLError("EVP_PKEY_keygen_init") }
-        guard EVP_PKEY_CTX_set_group_name(context, groupName) == 1 else {
-            throw openSSLError("EVP_PKEY_CTX_set_group_name")
-        }
+        guard EVP_PKEY_keygen_init(context) == 1 else { throw backendError(.keyGeneration) }
+        guard EVP_PKEY_CTX_set_group_name(context, groupName) == 1 else { throw backendError(.keyGeneration) }
         var generated: OpaquePointer? = nil
         guard EVP_PKEY_generate(context, &generated) == 1, let generated else {
-            throw openSSLError("EVP_PKEY_generate")
+            throw backendError(.keyGeneration)
         }
         return EVPKey(taking: generated)
     }

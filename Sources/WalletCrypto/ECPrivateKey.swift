@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// An elliptic-curve private key on P-256, P-384 or P-521 for ECDSA signing and ECDH.
 ///
@@ -15,40 +15,40 @@ public struct ECPrivateKey: Sendable, CustomStringConvertible, CustomDebugString
     public let publicKey: ECPublicKey
 
     /// Generates a new random key on `curve`.
-    public static func generate(curve: ECCurve) throws -> ECPrivateKey {
+    public static func generate(curve: ECCurve) throws(CryptoError) -> ECPrivateKey {
         try ECPrivateKey(key: curve.generateKey(), curve: curve)
     }
 
     /// Imports the private scalar d: exactly `curve.coordinateByteCount` big-endian bytes with
     /// 0 < d < n. The public key is computed from it.
-    public init(rawRepresentation scalar: [UInt8], curve: ECCurve) throws {
+    public init(rawRepresentation scalar: [UInt8], curve: ECCurve) throws(CryptoError) {
         try self.init(key: curve.importPrivateScalar(scalar), curve: curve)
     }
 
     /// Same as `init(rawRepresentation:curve:)`.
-    public init(d scalar: [UInt8], curve: ECCurve) throws {
+    public init(d scalar: [UInt8], curve: ECCurve) throws(CryptoError) {
         try self.init(rawRepresentation: scalar, curve: curve)
     }
 
     /// Imports a DER PKCS#8 PrivateKeyInfo (an RFC 5915 ECPrivateKey is accepted too).
-    public init(pkcs8DER: [UInt8]) throws {
+    public init(pkcs8DER: [UInt8]) throws(CryptoError) {
         try self.init(decoded: EVPKey.fromPrivateKeyDER(pkcs8DER))
     }
 
     /// Imports a PEM "PRIVATE KEY" (or "EC PRIVATE KEY") block. Encrypted PEM is refused.
-    public init(pem: String) throws {
+    public init(pem: String) throws(CryptoError) {
         try self.init(decoded: EVPKey.fromPEM(pem, private: true))
     }
 
     /// Re-imports a decoded key from its scalar so that the stored key is canonical.
-    private init(decoded: EVPKey) throws {
+    private init(decoded: EVPKey) throws(CryptoError) {
         let curve = try ECCurve(of: decoded)
         var scalar = try decoded.integerParameter("priv", width: curve.coordinateByteCount)
-        defer { secureZero(&scalar) }
+        defer { wipe(&scalar) }
         try self.init(rawRepresentation: scalar, curve: curve)
     }
 
-    private init(key: EVPKey, curve: ECCurve) throws {
+    private init(key: EVPKey, curve: ECCurve) throws(CryptoError) {
         let n = curve.coordinateByteCount
         self.key = key
         self.curve = curve
@@ -59,13 +59,13 @@ public struct ECPrivateKey: Sendable, CustomStringConvertible, CustomDebugString
     /// EXPORTS SECRET KEY MATERIAL: the private scalar d as `curve.coordinateByteCount` bytes.
     /// Exists for persisting software keys (SoftwareSecureArea); callers must protect and
     /// clear the returned bytes.
-    public func rawScalar() throws -> [UInt8] {
+    public func rawScalar() throws(CryptoError) -> [UInt8] {
         try key.integerParameter("priv", width: curve.coordinateByteCount)
     }
 
     /// EXPORTS SECRET KEY MATERIAL: the key as DER PKCS#8 PrivateKeyInfo. Exists for
     /// persisting software keys (SoftwareSecureArea); callers must protect the returned bytes.
-    public func pkcs8DER() throws -> [UInt8] {
+    public func pkcs8DER() throws(CryptoError) -> [UInt8] {
         try key.privateKeyInfoDER()
     }
 
@@ -80,37 +80,35 @@ public struct ECPrivateKey: Sendable, CustomStringConvertible, CustomDebugString
 
     /// Signs `message` with ECDSA, hashing it with the curve's hash (P-256: SHA-256,
     /// P-384: SHA-384, P-521: SHA-512).
-    public func signature(for message: [UInt8]) throws -> ECDSASignature {
+    public func signature(for message: [UInt8]) throws(CryptoError) -> ECDSASignature {
         try signature(for: message, hash: curve.signatureHashAlgorithm)
     }
 
     /// Signs `message` with ECDSA, hashing it with `hash`.
-    public func signature(for message: [UInt8], hash: HashAlgorithm) throws -> ECDSASignature {
+    public func signature(for message: [UInt8], hash: HashAlgorithm) throws(CryptoError) -> ECDSASignature {
         try ECDSASignature(derRepresentation: key.sign(message, digest: hash.evpMD))
     }
 
-    /// ECDH: the x coordinate of d·Peer, `curve.coordinateByteCount` bytes. The peer must be on
-    /// the same curve (`CryptoError.invalidKey` otherwise); peer keys were validated on import.
-    public func sharedSecret(with peer: ECPublicKey) throws -> [UInt8] {
-        guard peer.curve == curve else {
-            throw CryptoError.invalidKey("peer key is on \(peer.curve.rawValue), not \(curve.rawValue)")
-        }
-        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else {
-            throw openSSLError("EVP_PKEY_CTX_new_from_pkey")
-        }
+    /// ECDH: the x coordinate of d·Peer (`curve.coordinateByteCount` bytes) as an opaque
+    /// ``SharedSecret``. The peer must be on the same curve (`invalidKey(.curveMismatch)`
+    /// otherwise); peer keys were validated on import.
+    public func sharedSecret(with peer: ECPublicKey) throws(CryptoError) -> SharedSecret {
+        guard peer.curve == curve else { throw .invalidKey(.curveMismatch(expected: curve, actual: peer.curve)) }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw backendError(.keyAgreement) }
         defer { EVP_PKEY_CTX_free(context) }
-        guard EVP_PKEY_derive_init(context) == 1 else { throw openSSLError("EVP_PKEY_derive_init") }
+        guard EVP_PKEY_derive_init(context) == 1 else { throw backendError(.keyAgreement) }
         guard EVP_PKEY_derive_set_peer(context, peer.key.pointer) == 1 else {
-            throw CryptoError.invalidKey("peer key rejected: \(openSSLReason())")
+            ERR_clear_error()
+            throw .invalidKey(.peerKeyRejected)
         }
         var length = 0
-        guard EVP_PKEY_derive(context, nil, &length) == 1 else { throw openSSLError("EVP_PKEY_derive") }
+        guard EVP_PKEY_derive(context, nil, &length) == 1 else { throw backendError(.keyAgreement) }
         var secret = [UInt8](repeating: 0, count: length)
         guard EVP_PKEY_derive(context, &secret, &length) == 1, length == curve.coordinateByteCount else {
-            secureZero(&secret)
-            throw openSSLError("EVP_PKEY_derive")
+            wipe(&secret)
+            throw backendError(.keyAgreement)
         }
-        return secret
+        return SharedSecret(consuming: &secret)
     }
 
     /// A redacted description: the curve only, never key material.

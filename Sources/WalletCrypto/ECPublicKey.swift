@@ -1,5 +1,5 @@
 import WalletEncoding
-import COpenSSL
+internal import COpenSSL
 
 /// An elliptic-curve public key on P-256, P-384 or P-521, validated on import
 /// (on the curve, not the point at infinity), which protects ECDH against invalid-curve attacks.
@@ -13,48 +13,43 @@ public struct ECPublicKey: Sendable, Equatable, CustomStringConvertible {
 
     /// Imports a SEC1 / X9.63 point: uncompressed (0x04 || X || Y) or compressed (0x02/0x03 || X,
     /// decompressed here). Throws `CryptoError.invalidKey` for a point that is not on `curve`.
-    public init(x963Representation point: [UInt8], curve: ECCurve) throws {
+    public init(x963Representation point: [UInt8], curve: ECCurve) throws(CryptoError) {
         let n = curve.coordinateByteCount
-        guard let prefix = point.first else { throw CryptoError.invalidKey("empty EC point") }
-        switch prefix {
+        switch point.first {
         case 0x04 where point.count == 1 + 2 * n: break
         case 0x02 where point.count == 1 + n, 0x03 where point.count == 1 + n: break
-        default: throw CryptoError.invalidKey("not a SEC1 point encoding for \(curve.rawValue)")
+        default: throw .invalidKey(.malformed)
         }
         try self.init(key: curve.importPublicPoint(point), curve: curve)
     }
 
     /// Same as `init(x963Representation:curve:)`.
-    public init(sec1Representation point: [UInt8], curve: ECCurve) throws {
+    public init(sec1Representation point: [UInt8], curve: ECCurve) throws(CryptoError) {
         try self.init(x963Representation: point, curve: curve)
     }
 
     /// Imports affine coordinates. Each must be exactly `curve.coordinateByteCount` bytes
     /// (big-endian, left-padded by the encoder; short values are not padded here).
-    public init(x: [UInt8], y: [UInt8], curve: ECCurve) throws {
+    public init(x: [UInt8], y: [UInt8], curve: ECCurve) throws(CryptoError) {
         let n = curve.coordinateByteCount
-        guard x.count == n else {
-            throw CryptoError.invalidLength(what: "\(curve.rawValue) x coordinate", expected: "\(n) bytes", actual: x.count)
-        }
-        guard y.count == n else {
-            throw CryptoError.invalidLength(what: "\(curve.rawValue) y coordinate", expected: "\(n) bytes", actual: y.count)
-        }
+        guard x.count == n else { throw .invalidLength(.ecCoordinate(curve), actual: x.count) }
+        guard y.count == n else { throw .invalidLength(.ecCoordinate(curve), actual: y.count) }
         try self.init(x963Representation: [0x04] + x + y, curve: curve)
     }
 
     /// Imports a DER SubjectPublicKeyInfo holding an EC key on a supported curve.
-    public init(spkiDER: [UInt8]) throws {
+    public init(spkiDER: [UInt8]) throws(CryptoError) {
         let decoded = try EVPKey.fromSubjectPublicKeyInfo(spkiDER)
         try self.init(decoded: decoded)
     }
 
     /// Imports a PEM "PUBLIC KEY" block holding an EC key on a supported curve.
-    public init(pem: String) throws {
+    public init(pem: String) throws(CryptoError) {
         try self.init(decoded: EVPKey.fromPEM(pem, private: false))
     }
 
     /// Re-imports a decoded key from its coordinates so the stored key is canonical and validated.
-    init(decoded: EVPKey) throws {
+    init(decoded: EVPKey) throws(CryptoError) {
         let curve = try ECCurve(of: decoded)
         let n = curve.coordinateByteCount
         let x = try decoded.integerParameter("qx", width: n)
@@ -63,7 +58,7 @@ public struct ECPublicKey: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Wraps an already validated key; reads its coordinates.
-    init(key: EVPKey, curve: ECCurve) throws {
+    init(key: EVPKey, curve: ECCurve) throws(CryptoError) {
         let n = curve.coordinateByteCount
         let x = try key.integerParameter("qx", width: n)
         let y = try key.integerParameter("qy", width: n)
@@ -83,12 +78,12 @@ public struct ECPublicKey: Sendable, Equatable, CustomStringConvertible {
 
     /// The DER SubjectPublicKeyInfo (id-ecPublicKey with a named curve, uncompressed point).
     public var spkiDER: [UInt8] {
-        get throws { try key.subjectPublicKeyInfoDER() }
+        get throws(CryptoError) { try key.subjectPublicKeyInfoDER() }
     }
 
     /// The PEM "PUBLIC KEY" encoding.
     public var pem: String {
-        get throws { try key.subjectPublicKeyInfoPEM() }
+        get throws(CryptoError) { try key.subjectPublicKeyInfoPEM() }
     }
 
     /// Whether `signature` is a valid ECDSA signature of `message` hashed with the curve's
@@ -104,9 +99,9 @@ public struct ECPublicKey: Sendable, Equatable, CustomStringConvertible {
 
     /// Throws `CryptoError.invalidSignature` unless `signature` verifies over `message`
     /// (with `hash`, by default the curve's hash).
-    public func verifySignature(_ signature: ECDSASignature, for message: [UInt8], hash: HashAlgorithm? = nil) throws {
+    public func verifySignature(_ signature: ECDSASignature, for message: [UInt8], hash: HashAlgorithm? = nil) throws(CryptoError) {
         guard isValidSignature(signature, for: message, hash: hash ?? curve.signatureHashAlgorithm) else {
-            throw CryptoError.invalidSignature
+            throw .invalidSignature
         }
     }
 

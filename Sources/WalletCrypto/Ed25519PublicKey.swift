@@ -1,5 +1,5 @@
 import WalletEncoding
-import COpenSSL
+internal import COpenSSL
 
 /// An Ed25519 public key (RFC 8032).
 public struct Ed25519PublicKey: Sendable, Equatable, CustomStringConvertible {
@@ -12,31 +12,30 @@ public struct Ed25519PublicKey: Sendable, Equatable, CustomStringConvertible {
     public let rawRepresentation: [UInt8]
 
     /// Imports a raw 32-byte public key.
-    public init(rawRepresentation raw: [UInt8]) throws {
-        guard raw.count == Self.byteCount else {
-            throw CryptoError.invalidLength(what: "Ed25519 public key", expected: "32 bytes", actual: raw.count)
-        }
+    public init(rawRepresentation raw: [UInt8]) throws(CryptoError) {
+        guard raw.count == Self.byteCount else { throw .invalidLength(.ed25519PublicKey, actual: raw.count) }
         guard let imported = EVP_PKEY_new_raw_public_key_ex(nil, "ED25519", nil, raw, raw.count) else {
-            throw CryptoError.invalidKey("Ed25519 public key: \(openSSLReason())")
+            ERR_clear_error()
+            throw .invalidKey(.malformed)
         }
         self.key = EVPKey(taking: imported)
         self.rawRepresentation = raw
     }
 
     /// Imports a DER SubjectPublicKeyInfo holding an Ed25519 key.
-    public init(spkiDER: [UInt8]) throws {
+    public init(spkiDER: [UInt8]) throws(CryptoError) {
         try self.init(decoded: EVPKey.fromSubjectPublicKeyInfo(spkiDER))
     }
 
     /// Wraps a decoded key after checking its type.
-    init(decoded: EVPKey) throws {
-        guard decoded.isA("ED25519") else { throw CryptoError.unsupportedAlgorithm("not an Ed25519 key") }
+    init(decoded: EVPKey) throws(CryptoError) {
+        guard decoded.isA("ED25519") else { throw .unsupportedKey(expected: .ed25519) }
         try self.init(rawRepresentation: decoded.rawKey(private: false))
     }
 
     /// The DER SubjectPublicKeyInfo.
     public var spkiDER: [UInt8] {
-        get throws { try key.subjectPublicKeyInfoDER() }
+        get throws(CryptoError) { try key.subjectPublicKeyInfoDER() }
     }
 
     /// Whether `signature` (64 bytes) is a valid Ed25519 signature of `message`.

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A SHA-2 hash function, computed by libcrypto's EVP digest API.
 public enum HashAlgorithm: String, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// A hash computed over data fed in pieces (`EVP_MD_CTX`).
 ///
@@ -12,11 +12,11 @@ public struct IncrementalHasher: ~Copyable, @unchecked Sendable {
     public let algorithm: HashAlgorithm
 
     /// Starts a new hash computation with `algorithm`.
-    public init(algorithm: HashAlgorithm) throws {
-        guard let context = EVP_MD_CTX_new() else { throw openSSLError("EVP_MD_CTX_new") }
+    public init(algorithm: HashAlgorithm) throws(CryptoError) {
+        guard let context = EVP_MD_CTX_new() else { throw backendError(.hashing) }
         guard EVP_DigestInit_ex(context, algorithm.evpMD, nil) == 1 else {
             EVP_MD_CTX_free(context)
-            throw openSSLError("EVP_DigestInit_ex")
+            throw backendError(.hashing)
         }
         self.context = context
         self.algorithm = algorithm
@@ -25,19 +25,19 @@ public struct IncrementalHasher: ~Copyable, @unchecked Sendable {
     deinit { EVP_MD_CTX_free(context) }
 
     /// Feeds `data` into the hash.
-    public mutating func update(_ data: some Sequence<UInt8>) throws {
+    public mutating func update(_ data: some Sequence<UInt8>) throws(CryptoError) {
         let bytes = Array(data)
         guard !bytes.isEmpty else { return }
         let status = withBytes(bytes) { EVP_DigestUpdate(context, $0, $1) }
-        guard status == 1 else { throw openSSLError("EVP_DigestUpdate") }
+        guard status == 1 else { throw backendError(.hashing) }
     }
 
     /// Finishes the computation and returns the digest; the hasher cannot be used afterwards.
-    public consuming func finalize() throws -> [UInt8] {
+    public consuming func finalize() throws(CryptoError) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: algorithm.digestByteCount)
         var length: UInt32 = 0
         guard EVP_DigestFinal_ex(context, &output, &length) == 1, Int(length) == output.count else {
-            throw openSSLError("EVP_DigestFinal_ex")
+            throw backendError(.hashing)
         }
         return output
     }

@@ -2,8 +2,9 @@
 public protocol KeyAgreement: Sendable {
     /// The public key of the agreement key.
     var publicKey: ECPublicKey { get }
-    /// The raw ECDH shared secret (the x coordinate) with `peer`.
-    func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> [UInt8]
+    /// The ECDH shared secret (the x coordinate of the shared point) with `peer`, as an
+    /// opaque value to derive keys from.
+    func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> SharedSecret
 }
 
 /// A `KeyAgreement` backed by an in-memory `ECPrivateKey` (ephemeral session keys, tests).
@@ -17,14 +18,8 @@ public struct SoftwareKeyAgreement: KeyAgreement, CustomStringConvertible, Custo
     public var publicKey: ECPublicKey { key.publicKey }
 
     /// ECDH with `peer`, which must be on the same curve.
-    public func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> [UInt8] {
-        do {
-            return try key.sharedSecret(with: peer)
-        } catch let error as CryptoError {
-            throw .crypto(error)
-        } catch {
-            throw .crypto(.invalidKey("key agreement failed"))
-        }
+    public func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> SharedSecret {
+        do { return try key.sharedSecret(with: peer) } catch { throw .crypto(error) }
     }
 
     /// The curve only, never key material.

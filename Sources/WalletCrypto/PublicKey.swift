@@ -6,27 +6,27 @@ public enum PublicKey: Sendable, Equatable {
     case ed25519(Ed25519PublicKey)
 
     /// Imports a DER SubjectPublicKeyInfo (EC on a supported curve, or Ed25519);
-    /// other key types throw `CryptoError.unsupportedAlgorithm`.
-    public init(spkiDER: [UInt8]) throws {
+    /// other key types throw `CryptoError.unsupportedKey`.
+    public init(spkiDER: [UInt8]) throws(CryptoError) {
         let decoded = try EVPKey.fromSubjectPublicKeyInfo(spkiDER)
         if decoded.isA("EC") {
             self = try .ec(ECPublicKey(decoded: decoded))
         } else if decoded.isA("ED25519") {
             self = try .ed25519(Ed25519PublicKey(decoded: decoded))
         } else {
-            throw CryptoError.unsupportedAlgorithm("public key type is neither EC nor Ed25519")
+            throw .unsupportedKey(expected: .ecOrEd25519)
         }
     }
 
     /// Imports a PEM "PUBLIC KEY" block (EC on a supported curve, or Ed25519).
-    public init(pem: String) throws {
+    public init(pem: String) throws(CryptoError) {
         let decoded = try EVPKey.fromPEM(pem, private: false)
         try self.init(spkiDER: decoded.subjectPublicKeyInfoDER())
     }
 
     /// The DER SubjectPublicKeyInfo.
     public var spkiDER: [UInt8] {
-        get throws {
+        get throws(CryptoError) {
             switch self {
             case .ec(let key): try key.spkiDER
             case .ed25519(let key): try key.spkiDER

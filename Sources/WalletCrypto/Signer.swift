@@ -40,20 +40,22 @@ public struct SoftwareSigner: Signer {
 
     /// Signs `message`: raw r||s for ECDSA, 64 bytes for EdDSA.
     public func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] {
-        do {
+        do throws(CryptoError) {
             switch backing {
             case .ec(let key): return try key.signature(for: message).rawRepresentation(curve: key.curve)
             case .ed25519(let key): return try key.signature(for: message)
             }
-        } catch let error as CryptoError {
-            throw .crypto(error)
         } catch {
-            throw .crypto(.unsupportedAlgorithm("unexpected failure"))
+            throw .crypto(error)
         }
     }
 }
 
-extension SoftwareSigner: CustomStringConvertible {
+extension SoftwareSigner: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The algorithm only, never key material.
     public var description: String { "SoftwareSigner(\(algorithm.rawValue))" }
+    /// The algorithm only, never key material.
+    public var debugDescription: String { description }
+    /// A mirror without children, so `dump` cannot reveal key material.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
 }

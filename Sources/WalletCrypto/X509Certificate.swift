@@ -1,5 +1,5 @@
 import WalletEncoding
-import COpenSSL
+internal import COpenSSL
 import Foundation
 
 /// Owns one parsed `X509*` and frees it with the last reference. The certificate
@@ -141,17 +141,9 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The certified public key (EC on P-256/P-384/P-521, or Ed25519); other key
-    /// types throw `CryptoError.unsupportedAlgorithm`.
+    /// types throw `CryptoError.unsupportedKey`.
     public var publicKey: PublicKey {
-        get throws(CryptoError) {
-            do {
-                return try PublicKey(spkiDER: subjectPublicKeyInfoDER)
-            } catch let error as CryptoError {
-                throw error
-            } catch {
-                throw .invalidCertificate("unreadable public key: \(error)")
-            }
-        }
+        get throws(CryptoError) { try PublicKey(spkiDER: subjectPublicKeyInfoDER) }
     }
 
     /// The serial number as lowercase hex (magnitude, no separators).

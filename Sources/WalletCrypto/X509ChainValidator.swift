@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 import Foundation
 
 /// Validates X.509 certificate paths with OpenSSL's `X509_verify_cert` against a

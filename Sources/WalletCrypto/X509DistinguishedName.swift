@@ -1,5 +1,5 @@
 import WalletEncoding
-import COpenSSL
+internal import COpenSSL
 
 /// An X.500 distinguished name (a certificate's subject or issuer), decoded into
 /// its relative distinguished names in encoding order.
@@ -154,7 +154,7 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
                                            Int32(buffer.count), -1, 0)
             }
             guard ok == 1 else {
-                throw .invalidCertificate("cannot encode \(type) value: \(openSSLReason())")
+                throw .invalidCertificate("cannot encode \(type) value")
             }
         }
         try self.init(borrowing: name)

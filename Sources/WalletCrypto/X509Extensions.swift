@@ -1,4 +1,4 @@
-import COpenSSL
+internal import COpenSSL
 
 /// The basicConstraints extension (RFC 5280 section 4.2.1.9).
 public struct BasicConstraints: Sendable, Hashable {

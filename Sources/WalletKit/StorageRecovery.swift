@@ -87,26 +87,29 @@ enum WalletStorageSetup {
 
     /// The secure area and store of `config`.
     static func open(_ config: WalletConfig) throws(WalletError) -> (any SecureArea, CredentialStore) {
-        do {
-            guard let folder = try folder(for: config.storage) else {
-                let wrapping = try config.keyWrapping ?? EphemeralWrappingProvider()
-                let area = try config.secureArea ?? SoftwareSecureArea(location: .inMemory, wrapping: wrapping, clock: config.clock)
-                let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: wrapping, clock: config.clock)
-                return (area, store)
+        let location = try folder(for: config.storage)
+        if let location { try prepare(location) }
+        do throws(StorageError) {
+            let keys = location?.appendingPathComponent("keys.sqlite")
+            let wrapping: any KeyWrappingProvider
+            if let given = config.keyWrapping {
+                wrapping = given
+            } else if let keys {
+                wrapping = try KeyFileWrappingProvider(nextTo: keys)
+            } else {
+                wrapping = try EphemeralWrappingProvider()
             }
-            try prepare(folder)
-            let keys = folder.appendingPathComponent("keys.sqlite")
-            let wrapping = try config.keyWrapping ?? KeyFileWrappingProvider(nextTo: keys)
-            let area = try config.secureArea ?? SoftwareSecureArea(location: .file(keys), wrapping: wrapping, clock: config.clock)
-            let store = try CredentialStore(location: .file(folder.appendingPathComponent("credentials.sqlite")),
-                                            secureArea: area, wrapping: wrapping, clock: config.clock)
+            let area: any SecureArea
+            if let given = config.secureArea {
+                area = given
+            } else {
+                area = try SoftwareSecureArea(location: keys.map { .file($0) } ?? .inMemory, wrapping: wrapping, clock: config.clock)
+            }
+            let credentials = location.map { StorageLocation.file($0.appendingPathComponent("credentials.sqlite")) } ?? .inMemory
+            let store = try CredentialStore(location: credentials, secureArea: area, wrapping: wrapping, clock: config.clock)
             return (area, store)
-        } catch let error as WalletError {
-            throw error
-        } catch let error as StorageError {
-            throw .storage(error)
         } catch {
-            throw .storage(.corruptRecord("unexpected failure opening the store"))
+            throw .storage(error)
         }
     }
 

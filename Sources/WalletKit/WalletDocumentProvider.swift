@@ -81,7 +81,7 @@ extension Wallet {
             }
             let issuerSigned: IssuerSigned
             do { issuerSigned = try IssuerSigned(encoded: consumed.instance.raw) } catch {
-                throw .storage(.corruptRecord("credential \(id) is not an mdoc"))
+                throw .storage(.corruptRecord(table: "credential_instances", key: id))
             }
             documents.append(.init(credentialId: id, issuerSigned: issuerSigned, signer: consumed.signer))
             disclosed.append(.init(credentialId: id, docType: items.docType, raw: consumed.instance.raw,

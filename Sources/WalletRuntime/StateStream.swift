@@ -88,18 +88,19 @@ public final class StateStream<State: Sendable>: Sendable {
     }
 }
 
-/// A value guarded by a lock, for the few shared mutable cells of the runtime.
+/// A value guarded by a lock, for the few shared mutable cells of the runtime and the
+/// modules built on it; a helper of this package, not API.
 /// (Foundation's `NSLock` rather than `Synchronization.Mutex`, which needs
 /// macOS 15 / iOS 18.)
-public final class LockedBox<Value>: @unchecked Sendable {
+package final class LockedBox<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
 
     /// Wraps `value`.
-    public init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
     /// Runs `body` with exclusive access to the value.
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&value)

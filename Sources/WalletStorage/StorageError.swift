@@ -9,16 +9,19 @@ public enum StorageError: Error, Equatable, Sendable {
     case database(operation: String, code: Int32, message: String)
     /// The database was written by a newer schema than this SDK knows (`found` > `supported`).
     case schemaTooNew(found: Int, supported: Int)
-    /// A stored row that does not have the expected shape (a corrupted or foreign database).
-    case corruptRecord(String)
+    /// A stored row that does not have the expected shape (a corrupted or foreign database):
+    /// `table` is where it was read, `key` the row's id or alias when known.
+    case corruptRecord(table: String, key: String?)
     /// No key with this alias exists in the secure area.
     case keyNotFound(alias: String)
     /// A key with this alias already exists.
     case keyAlreadyExists(alias: String)
-    /// An alias that is empty, too long or not valid UTF-8 text.
+    /// An alias that is empty, longer than the area allows, or contains NUL.
     case invalidAlias(String)
+    /// A batch of keys was asked for with a count below 1.
+    case invalidBatchSize(Int)
     /// The operation needs another kind of key (ECDH asked of an Ed25519 key ...).
-    case unsupportedKeyOperation(alias: String, operation: String)
+    case unsupportedKeyOperation(alias: String, operation: SecureAreaOperation)
     /// The key is protected and no unlock data, a wrong one, or one of a kind this area
     /// does not know was given (or the platform's authentication has expired).
     case authenticationRequired(alias: String)
@@ -26,20 +29,20 @@ public enum StorageError: Error, Equatable, Sendable {
     case userCancelled(alias: String)
     /// The key can no longer be used (invalidated by the platform, e.g. biometrics changed).
     case keyInvalidated(alias: String)
-    /// The area cannot protect a key this way (e.g. platform user authentication in the software area).
-    case unsupportedKeyProtection(String)
-    /// A wrapped key (or refresh token) did not decrypt: wrong wrapping key or passphrase,
-    /// or the stored bytes were altered.
-    case unwrapFailed(what: String)
-    /// The key file or salt file is missing, unreadable, of the wrong size, or readable by
-    /// others than its owner.
-    case keyFile(path: String, reason: String)
+    /// The area cannot protect a key this way (e.g. platform user authentication in the
+    /// software area).
+    case unsupportedKeyProtection(KeyProtection.Kind)
+    /// A wrapped secret (a private key, a refresh token, claim values) did not decrypt:
+    /// wrong wrapping key, or the stored bytes were altered.
+    case unwrapFailed
+    /// The key file or salt file is unusable; `path` is the file, `problem` what is wrong.
+    case keyFile(path: String, problem: KeyFileProblem)
     /// No credential with this id is stored.
     case credentialNotFound(id: String)
     /// No transaction-log entry with this id is stored.
     case transactionNotFound(id: String)
-    /// A credential that cannot be stored as given (no instances, duplicate key aliases ...).
-    case invalidCredential(String)
+    /// A credential that cannot be stored as given.
+    case invalidCredential(InvalidCredentialReason)
     /// Every instance of a `.oneTime` credential has been handed out.
     case noInstancesLeft(credentialId: String)
     /// The credential is deferred and has no instances to hand out yet.
@@ -50,30 +53,66 @@ public enum StorageError: Error, Equatable, Sendable {
     case closed
 }
 
-extension StorageError {
-    /// Runs a `WalletCrypto` call (untyped `throws`), mapping its failure.
-    static func wrap<T>(_ body: () throws -> T) throws(StorageError) -> T {
-        do {
-            return try body()
-        } catch let error as StorageError {
-            throw error
-        } catch let error as CryptoError {
-            throw .crypto(error)
-        } catch {
-            throw .crypto(.openSSL(function: "unknown", reason: String(describing: error)))
-        }
-    }
+/// A secure-area operation (``StorageError/unsupportedKeyOperation(alias:operation:)``).
+public enum SecureAreaOperation: String, Hashable, Sendable {
+    /// Creating the key.
+    case generate
+    /// Signing with it.
+    case sign
+    /// ECDH with it.
+    case keyAgreement
+}
 
-    /// The async form of `wrap(_:)`.
-    static func wrapAsync<T>(_ body: () async throws -> T) async throws(StorageError) -> T {
-        do {
-            return try await body()
-        } catch let error as StorageError {
-            throw error
-        } catch let error as CryptoError {
-            throw .crypto(error)
-        } catch {
-            throw .crypto(.openSSL(function: "unknown", reason: String(describing: error)))
-        }
+/// What is wrong with a key or salt file (``StorageError/keyFile(path:problem:)``).
+/// `errno` values are POSIX error numbers.
+public enum KeyFileProblem: Hashable, Sendable {
+    /// The file could not be created.
+    case cannotCreate(errno: Int32)
+    /// Writing it failed.
+    case cannotWrite(errno: Int32)
+    /// Flushing it to disk failed.
+    case cannotSync(errno: Int32)
+    /// Linking it into place failed (and no file published by another process was found).
+    case cannotPublish(errno: Int32)
+    /// Opening it failed.
+    case cannotOpen(errno: Int32)
+    /// `fstat` failed.
+    case cannotStat(errno: Int32)
+    /// Reading it failed.
+    case cannotRead(errno: Int32)
+    /// It is not a regular file.
+    case notRegularFile
+    /// It belongs to another user.
+    case ownedByAnotherUser
+    /// Its group or other permission bits are set.
+    case accessibleByOthers
+    /// It does not have the expected size.
+    case wrongSize(expected: Int, actual: Int)
+    /// It ended before the expected size.
+    case shortRead
+}
+
+/// Why a credential cannot be stored (``StorageError/invalidCredential(_:)``).
+public enum InvalidCredentialReason: Hashable, Sendable {
+    /// The id is empty.
+    case emptyId
+    /// The policy's batch size is below 1.
+    case batchSizeBelowOne
+    /// An issued credential has no instances.
+    case noInstances
+    /// Two instances share a key alias.
+    case duplicateKeyAlias
+    /// Two instances share an index.
+    case duplicateIndex
+    /// An instance has a negative use count or an empty key alias.
+    case invalidInstance
+    /// The key alias is already used by an instance of another credential.
+    case keyAliasInUse(String)
+}
+
+extension StorageError {
+    /// Runs a `WalletCrypto` call, wrapping its error as `StorageError.crypto`.
+    static func wrap<T>(_ body: () throws(CryptoError) -> T) throws(StorageError) -> T {
+        do { return try body() } catch { throw .crypto(error) }
     }
 }

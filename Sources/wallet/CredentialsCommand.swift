@@ -93,8 +93,8 @@ enum CredentialsCommand {
         case .msoMdoc:
             guard let signed = try? IssuerSigned(encoded: raw) else { return .null }
             var nameSpaces = JSONObject()
-            for (nameSpace, items) in signed.nameSpaces {
-                nameSpaces[nameSpace] = .object(JSONObject(items.map { ($0.item.elementIdentifier, json($0.item.elementValue)) }))
+            for space in signed.nameSpaces {
+                nameSpaces[space.nameSpace] = .object(JSONObject(space.elements.map { ($0.item.elementIdentifier, json($0.item.elementValue)) }))
             }
             return .object(nameSpaces)
         }

@@ -452,8 +452,8 @@ struct DemoRun {
             narrator.qr(engagement.qrCodeUri ?? "", caption: "wallet: device engagement (the reader scans it)")
             let reader = try parties.reader.session(issuerAnchors: [parties.issuer.trustAnchors.iaca])
             try await reader.engage(qrCodeUri: engagement.qrCodeUri ?? "")
-            let items = ItemsRequest(docType: DemoCommand.mDLType, nameSpaces: [(DemoCommand.mDLNameSpace,
-                                                                                Self.requested.map { ($0, false) })])
+            let items = ItemsRequest(docType: DemoCommand.mDLType, nameSpaces: [
+                NameSpaced(DemoCommand.mDLNameSpace, Self.requested.map { RequestedElement($0, false) })])
             verified = try await reader.request([items], readerKey: parties.reader.authenticationKey)
             await reader.end()
         } catch {

@@ -85,7 +85,7 @@ enum MdocCommand {
     }
 
     static func json(_ document: VerifiedDocument) -> JSONValue {
-        func elements(_ spaces: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])]) -> JSONValue {
+        func elements(_ spaces: [NameSpaced<DataElement>]) -> JSONValue {
             .object(Dictionary(spaces.map { ($0.nameSpace, JSONValue.object(Dictionary($0.elements.map { ($0.identifier, json($0.value)) },
                                                                                        uniquingKeysWith: { first, _ in first }))) },
                                uniquingKeysWith: { first, _ in first }))

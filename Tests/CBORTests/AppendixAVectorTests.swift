@@ -196,14 +196,14 @@ struct AppendixAVectorTests {
     }
 
     @Test("simple(24) in two bytes is rejected by default, per RFC 8949 §3.3")
-    func legacySimpleValue() {
-        #expect(decodeError(hex("f818")) == .invalidSimpleValue(offset: 0))
-        #expect(decodeError(hex("f817"), options: .init(allowReservedSimpleValues: true)) == .invalidSimpleValue(offset: 0))
+    func legacySimpleValue() throws {
+        #expect(try decodeError(try hex("f818")) == .invalidSimpleValue(offset: 0))
+        #expect(try decodeError(try hex("f817"), options: .init(allowReservedSimpleValues: true)) == .invalidSimpleValue(offset: 0))
     }
 
     @Test("each example decodes to its published value or diagnostic notation", arguments: AppendixAVector.all)
     func decodes(_ vector: AppendixAVector) throws {
-        let bytes = hex(vector.hex)
+        let bytes = try hex(vector.hex)
         let options = Self.options(for: vector)
         let item = try CBOR.decodeItem(bytes, options: options)
         #expect(item.value == (try CBOR.decode(bytes, options: options)))
@@ -218,7 +218,7 @@ struct AppendixAVectorTests {
 
     @Test("each round-trip example re-encodes to exactly the published bytes", arguments: AppendixAVector.all.filter(\.roundtrip))
     func reencodes(_ vector: AppendixAVector) throws {
-        let bytes = hex(vector.hex)
+        let bytes = try hex(vector.hex)
         #expect(hexString(try CBOR.decode(bytes, options: Self.options(for: vector)).encoded()) == vector.hex)
     }
 

@@ -14,7 +14,7 @@ struct DiagnosticTests {
         (.double(.infinity), "Infinity"), (.double(-.infinity), "-Infinity"), (.double(.nan), "NaN"),
         (.double(-0.0), "-0.0"), (.half(0x0001), "5.960464477539063e-8"), (.float(100000), "100000.0"),
         (.half(0x7BFF), "65504.0"), (.double(-4.1), "-4.1"), (.double(1.0e-7), "1.0e-7"),
-        (.tagged(2, .byteString(hex("010000000000000000"))), "2(h'010000000000000000')"),
+        (.tagged(2, .byteString([0x01, 0, 0, 0, 0, 0, 0, 0, 0])), "2(h'010000000000000000')"),
         (.map(CBORMap()), "{}"), (.array([]), "[]"),
     ]
 

@@ -16,8 +16,8 @@ struct MalformedInputTests {
 
     @Test("every truncation of a valid item ends in unexpectedEnd at the cut or a length that does not fit",
           arguments: validItems)
-    func truncations(_ text: String) {
-        let bytes = hex(text)
+    func truncations(_ text: String) throws {
+        let bytes = try hex(text)
         for length in 0..<bytes.count {
             let error = decodeError(Array(bytes[0..<length]))
             switch error {
@@ -50,56 +50,56 @@ struct MalformedInputTests {
     }
 
     @Test("a break outside an indefinite-length item is rejected where it appears")
-    func strayBreak() {
+    func strayBreak() throws {
         #expect(decodeError([0xFF]) == .unexpectedBreak(offset: 0))
-        #expect(decodeError(hex("8201ff")) == .unexpectedBreak(offset: 2))
-        #expect(decodeError(hex("c1ff")) == .unexpectedBreak(offset: 1))
+        #expect(try decodeError(try hex("8201ff")) == .unexpectedBreak(offset: 2))
+        #expect(try decodeError(try hex("c1ff")) == .unexpectedBreak(offset: 1))
         // A break in value position of an indefinite map.
-        #expect(decodeError(hex("bf6161ff")) == .unexpectedBreak(offset: 3))
+        #expect(try decodeError(try hex("bf6161ff")) == .unexpectedBreak(offset: 3))
         // A break ending an indefinite array inside a definite one is fine; one more is not.
-        #expect(decodeError(hex("819fffff")) == .trailingBytes(offset: 3))
+        #expect(try decodeError(try hex("819fffff")) == .trailingBytes(offset: 3))
     }
 
     @Test("indefinite-length strings accept only definite chunks of their own major type")
-    func indefiniteChunks() {
-        #expect(decodeError(hex("5f41006161ff")) == .invalidIndefiniteChunk(offset: 3))   // text chunk in bytes
-        #expect(decodeError(hex("7f616141 00ff")) == .invalidIndefiniteChunk(offset: 3))  // bytes chunk in text
-        #expect(decodeError(hex("5f5fffff")) == .invalidIndefiniteChunk(offset: 1))       // nested indefinite
-        #expect(decodeError(hex("5f01ff")) == .invalidIndefiniteChunk(offset: 1))         // integer chunk
-        #expect(decodeError(hex("5f4101")) == .unexpectedEnd(offset: 3))                  // missing break
-        #expect(decodeError(hex("9f0102")) == .unexpectedEnd(offset: 3))
-        #expect(decodeError(hex("bf0102")) == .unexpectedEnd(offset: 3))
+    func indefiniteChunks() throws {
+        #expect(try decodeError(try hex("5f41006161ff")) == .invalidIndefiniteChunk(offset: 3))   // text chunk in bytes
+        #expect(try decodeError(try hex("7f616141 00ff")) == .invalidIndefiniteChunk(offset: 3))  // bytes chunk in text
+        #expect(try decodeError(try hex("5f5fffff")) == .invalidIndefiniteChunk(offset: 1))       // nested indefinite
+        #expect(try decodeError(try hex("5f01ff")) == .invalidIndefiniteChunk(offset: 1))         // integer chunk
+        #expect(try decodeError(try hex("5f4101")) == .unexpectedEnd(offset: 3))                  // missing break
+        #expect(try decodeError(try hex("9f0102")) == .unexpectedEnd(offset: 3))
+        #expect(try decodeError(try hex("bf0102")) == .unexpectedEnd(offset: 3))
         #expect((try? CBOR.decode(hex("5fff"))) == .byteString([]))
     }
 
     @Test("text strings must be valid UTF-8: no overlongs, surrogates, truncations or stray continuations")
-    func invalidUTF8() {
-        #expect(decodeError(hex("62c080")) == .invalidUTF8(offset: 1))          // overlong NUL
-        #expect(decodeError(hex("63e08080")) == .invalidUTF8(offset: 1))        // overlong 3-byte
-        #expect(decodeError(hex("64f0808080")) == .invalidUTF8(offset: 1))      // overlong 4-byte
-        #expect(decodeError(hex("63eda080")) == .invalidUTF8(offset: 1))        // U+D800 surrogate
-        #expect(decodeError(hex("6261e2")) == .invalidUTF8(offset: 2))          // truncated sequence
-        #expect(decodeError(hex("6180")) == .invalidUTF8(offset: 1))            // lone continuation
-        #expect(decodeError(hex("64f4908080")) == .invalidUTF8(offset: 1))      // above U+10FFFF
-        #expect(decodeError(hex("61ff")) == .invalidUTF8(offset: 1))
+    func invalidUTF8() throws {
+        #expect(try decodeError(try hex("62c080")) == .invalidUTF8(offset: 1))          // overlong NUL
+        #expect(try decodeError(try hex("63e08080")) == .invalidUTF8(offset: 1))        // overlong 3-byte
+        #expect(try decodeError(try hex("64f0808080")) == .invalidUTF8(offset: 1))      // overlong 4-byte
+        #expect(try decodeError(try hex("63eda080")) == .invalidUTF8(offset: 1))        // U+D800 surrogate
+        #expect(try decodeError(try hex("6261e2")) == .invalidUTF8(offset: 2))          // truncated sequence
+        #expect(try decodeError(try hex("6180")) == .invalidUTF8(offset: 1))            // lone continuation
+        #expect(try decodeError(try hex("64f4908080")) == .invalidUTF8(offset: 1))      // above U+10FFFF
+        #expect(try decodeError(try hex("61ff")) == .invalidUTF8(offset: 1))
         // Each chunk must be valid on its own (RFC 8949 §3.2.3), even if the join would be.
-        #expect(decodeError(hex("7f61c361bcff")) == .invalidUTF8(offset: 2))
+        #expect(try decodeError(try hex("7f61c361bcff")) == .invalidUTF8(offset: 2))
         #expect((try? CBOR.decode(hex("62c3bc"))) == .textString("ü"))
     }
 
     @Test("a length of 2^63 fails at once with lengthTooLarge")
-    func hugeLength() {
+    func hugeLength() throws {
         let length: UInt64 = 1 << 63
-        #expect(decodeError(hex("5b8000000000000000")) == .lengthTooLarge(offset: 0, length: length))
-        #expect(decodeError(hex("7b8000000000000000")) == .lengthTooLarge(offset: 0, length: length))
-        #expect(decodeError(hex("9b8000000000000000")) == .lengthTooLarge(offset: 0, length: length))
-        #expect(decodeError(hex("bb8000000000000000")) == .lengthTooLarge(offset: 0, length: length))
-        #expect(decodeError(hex("5bffffffffffffffff")) == .lengthTooLarge(offset: 0, length: .max))
+        #expect(try decodeError(try hex("5b8000000000000000")) == .lengthTooLarge(offset: 0, length: length))
+        #expect(try decodeError(try hex("7b8000000000000000")) == .lengthTooLarge(offset: 0, length: length))
+        #expect(try decodeError(try hex("9b8000000000000000")) == .lengthTooLarge(offset: 0, length: length))
+        #expect(try decodeError(try hex("bb8000000000000000")) == .lengthTooLarge(offset: 0, length: length))
+        #expect(try decodeError(try hex("5bffffffffffffffff")) == .lengthTooLarge(offset: 0, length: .max))
     }
 
     @Test("a 1 GiB length claimed in 10 bytes fails promptly without allocating it")
-    func gibibyteClaim() {
-        let bytes = hex("5a40000000") + [1, 2, 3, 4, 5]
+    func gibibyteClaim() throws {
+        let bytes = try hex("5a40000000") + [1, 2, 3, 4, 5]
         #expect(bytes.count == 10)
         let clock = ContinuousClock()
         var error: CBORError?
@@ -109,15 +109,15 @@ struct MalformedInputTests {
         #expect(error == .lengthTooLarge(offset: 0, length: 1 << 30))
         // A thousand 1 GiB allocations and copies could not finish this fast.
         #expect(elapsed < .seconds(1))
-        #expect(decodeError(hex("825a40000000")) == .lengthTooLarge(offset: 1, length: 1 << 30))
+        #expect(try decodeError(hex("825a40000000")) == .lengthTooLarge(offset: 1, length: 1 << 30))
     }
 
     @Test("an array declaring 2^32 items in 9 bytes fails at once")
-    func hugeArrayCount() {
-        #expect(decodeError(hex("9b0000000100000000")) == .lengthTooLarge(offset: 0, length: 1 << 32))
-        #expect(decodeError(hex("9affffffff00")) == .lengthTooLarge(offset: 0, length: 0xFFFF_FFFF))
+    func hugeArrayCount() throws {
+        #expect(try decodeError(try hex("9b0000000100000000")) == .lengthTooLarge(offset: 0, length: 1 << 32))
+        #expect(try decodeError(try hex("9affffffff00")) == .lengthTooLarge(offset: 0, length: 0xFFFF_FFFF))
         // A map needs two bytes per entry.
-        #expect(decodeError(hex("a20102")) == .lengthTooLarge(offset: 0, length: 2))
+        #expect(try decodeError(try hex("a20102")) == .lengthTooLarge(offset: 0, length: 2))
     }
 
     @Test("nesting 10,000 levels deep gives a depth error, not a stack overflow")
@@ -164,7 +164,7 @@ struct MalformedInputTests {
 
     @Test("bytes after the top-level item are rejected by decode but reported by decodePrefix")
     func trailingBytes() throws {
-        #expect(decodeError(hex("0102")) == .trailingBytes(offset: 1))
+        #expect(try decodeError(hex("0102")) == .trailingBytes(offset: 1))
         #expect(decodeError([]) == .unexpectedEnd(offset: 0))
         let (value, used) = try CBOR.decodePrefix(hex("820102ff"))
         #expect(value == [1, 2])
@@ -173,41 +173,41 @@ struct MalformedInputTests {
     }
 
     @Test("input, item and string limits are enforced")
-    func limits() {
-        #expect(decodeError(hex("4401020304"), options: .init(maxInputSize: 4)) == .inputTooLarge(size: 5))
-        #expect(decodeError(hex("83010203"), options: .init(maxItems: 3)) == .itemLimitExceeded(offset: 3))
-        #expect(decodeError(hex("4401020304"), options: .init(maxStringLength: 3)) == .lengthTooLarge(offset: 0, length: 4))
-        #expect(decodeError(hex("5f420102420304ff"), options: .init(maxStringLength: 3))
+    func limits() throws {
+        #expect(try decodeError(try hex("4401020304"), options: .init(maxInputSize: 4)) == .inputTooLarge(size: 5))
+        #expect(try decodeError(try hex("83010203"), options: .init(maxItems: 3)) == .itemLimitExceeded(offset: 3))
+        #expect(try decodeError(try hex("4401020304"), options: .init(maxStringLength: 3)) == .lengthTooLarge(offset: 0, length: 4))
+        #expect(try decodeError(hex("5f420102420304ff"), options: .init(maxStringLength: 3))
                 == .lengthTooLarge(offset: 4, length: 4))
-        #expect(decodeError(hex("8181818100"), options: .init(maxDepth: 3)) == .depthLimitExceeded(offset: 4))
+        #expect(try decodeError(try hex("8181818100"), options: .init(maxDepth: 3)) == .depthLimitExceeded(offset: 4))
     }
 
     @Test("strict options reject non-preferred heads and floats, indefinite lengths, and unsorted keys")
-    func strictOptions() {
+    func strictOptions() throws {
         let preferred = CBORDecodingOptions(requirePreferredSerialization: true)
-        #expect(decodeError(hex("1801"), options: preferred) == .nonPreferredEncoding(offset: 0))
-        #expect(decodeError(hex("82011900ff"), options: preferred) == .nonPreferredEncoding(offset: 2))
-        #expect(decodeError(hex("5a0000000161"), options: preferred) == .nonPreferredEncoding(offset: 0))
-        #expect(decodeError(hex("fb3ff8000000000000"), options: preferred) == .nonPreferredEncoding(offset: 0))
-        #expect(decodeError(hex("fa3fc00000"), options: preferred) == .nonPreferredEncoding(offset: 0))
-        #expect(decodeError(hex("fb3ff199999999999a"), options: preferred) == nil)
-        #expect(decodeError(hex("1818"), options: preferred) == nil)
-        #expect(decodeError(hex("1801")) == nil)
+        #expect(try decodeError(try hex("1801"), options: preferred) == .nonPreferredEncoding(offset: 0))
+        #expect(try decodeError(try hex("82011900ff"), options: preferred) == .nonPreferredEncoding(offset: 2))
+        #expect(try decodeError(try hex("5a0000000161"), options: preferred) == .nonPreferredEncoding(offset: 0))
+        #expect(try decodeError(try hex("fb3ff8000000000000"), options: preferred) == .nonPreferredEncoding(offset: 0))
+        #expect(try decodeError(try hex("fa3fc00000"), options: preferred) == .nonPreferredEncoding(offset: 0))
+        #expect(try decodeError(try hex("fb3ff199999999999a"), options: preferred) == nil)
+        #expect(try decodeError(try hex("1818"), options: preferred) == nil)
+        #expect(try decodeError(try hex("1801")) == nil)
 
         let definite = CBORDecodingOptions(allowIndefiniteLength: false)
-        #expect(decodeError(hex("9fff"), options: definite) == .indefiniteLengthNotAllowed(offset: 0))
-        #expect(decodeError(hex("815fff"), options: definite) == .indefiniteLengthNotAllowed(offset: 1))
+        #expect(try decodeError(try hex("9fff"), options: definite) == .indefiniteLengthNotAllowed(offset: 0))
+        #expect(try decodeError(try hex("815fff"), options: definite) == .indefiniteLengthNotAllowed(offset: 1))
 
         let sorted = CBORDecodingOptions(requireSortedMapKeys: true)
-        #expect(decodeError(hex("a2020001 00"), options: sorted) == .unsortedMapKeys(offset: 3))
-        #expect(decodeError(hex("a2616101 0a02"), options: sorted) == .unsortedMapKeys(offset: 4))
-        #expect(decodeError(hex("a20a0161 6102"), options: sorted) == nil)
+        #expect(try decodeError(try hex("a2020001 00"), options: sorted) == .unsortedMapKeys(offset: 3))
+        #expect(try decodeError(try hex("a2616101 0a02"), options: sorted) == .unsortedMapKeys(offset: 4))
+        #expect(try decodeError(try hex("a20a0161 6102"), options: sorted) == nil)
     }
 
     @Test("duplicate map keys are rejected by default, also in large maps, and can be allowed")
     func duplicateKeys() throws {
-        #expect(decodeError(hex("a201010102")) == .duplicateMapKey(offset: 3))
-        #expect(decodeError(hex("a2616101616102")) == .duplicateMapKey(offset: 4))
+        #expect(try decodeError(hex("a201010102")) == .duplicateMapKey(offset: 3))
+        #expect(try decodeError(hex("a2616101616102")) == .duplicateMapKey(offset: 4))
         var big: [UInt8] = [0xB8, 40]
         for key in UInt8(0)..<39 { big += [0x18, 0x40 &+ key, 0x00] }
         big += [0x18, 0x40 + 20, 0x00]

@@ -1,23 +1,18 @@
 import Foundation
+import Testing
+import WalletEncoding
 @testable import CBOR
 
-/// Bytes from a hex string such as "a26161".
-func hex(_ text: String) -> [UInt8] {
-    let digits = Array(text.utf8).filter { $0 != UInt8(ascii: " ") }
-    var bytes: [UInt8] = []
-    var index = 0
-    while index + 1 < digits.count {
-        let pair = String(decoding: digits[index...index + 1], as: UTF8.self)
-        bytes.append(UInt8(pair, radix: 16) ?? 0)
-        index += 2
-    }
-    return bytes
+/// Bytes from a hex string such as "a26161" (spaces allowed between bytes). A malformed
+/// string (an odd number of digits, a character that is not a hex digit) fails the test
+/// instead of yielding other bytes.
+func hex(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {
+    try #require(Hex.decode(text.filter { $0 != " " }), "test data is not hex: \(text.prefix(40))",
+                 sourceLocation: sourceLocation)
 }
 
 /// Lowercase hex of bytes.
-func hexString<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
-    bytes.map { String(format: "%02x", $0) }.joined()
-}
+func hexString<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 { Hex.encode(bytes) }
 
 /// The error thrown by `body`, or nil when it succeeded.
 func decodingError(_ body: () throws(CBORError) -> Void) -> CBORError? {

@@ -9,7 +9,7 @@ import WalletCrypto
 /// issue 12).
 @Suite("COSE header rules shared by Sign1 and Mac0")
 struct COSEHeaderRuleTests {
-    static let key = [UInt8](repeating: 0x2a, count: 32)
+    static let key = SymmetricKey(bytes: [UInt8](repeating: 0x2a, count: 32))
     static let algorithmLabel = COSEHeaderMap([(.algorithm, CBOR(COSEAlgorithm.es256.rawValue))])
     static let macAlgorithmLabel = COSEHeaderMap([(.algorithm, CBOR(COSEAlgorithm.hmac256.rawValue))])
 

@@ -1,10 +1,12 @@
 import CBOR
 import COSE
 import Testing
+import WalletCrypto
 
 @Suite("COSE_Mac0 creation, verification and rejection")
 struct COSEMac0Tests {
-    static let key = Array(repeating: UInt8(0x42), count: 32)
+    static let keyBytes = Array(repeating: UInt8(0x42), count: 32)
+    static let key = SymmetricKey(bytes: keyBytes)
     static let payload = Array("DeviceAuthentication".utf8)
 
     @Test("HMAC 256/256 tagged and untagged messages verify after parsing")
@@ -23,10 +25,10 @@ struct COSEMac0Tests {
     @Test("a wrong key fails with invalidMAC")
     func wrongKey() throws {
         let message = try COSEMac0.create(payload: Self.payload, key: Self.key)
-        var other = Self.key
+        var other = Self.keyBytes
         other[0] ^= 1
-        #expect(throws: COSEError.invalidMAC) { try message.verify(key: other) }
-        #expect(throws: COSEError.invalidKey("empty MAC key")) { try message.verify(key: []) }
+        #expect(throws: COSEError.invalidMAC) { try message.verify(key: SymmetricKey(bytes: other)) }
+        #expect(throws: COSEError.invalidKey(.emptySymmetricKey)) { try message.verify(key: SymmetricKey(bytes: [])) }
     }
 
     @Test("a detached payload (DeviceMac) is sent as nil and verified when supplied")

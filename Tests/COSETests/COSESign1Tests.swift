@@ -149,25 +149,25 @@ struct COSESign1Tests {
         let protected = CBOR.byteString([0xa1, 0x01, 0x26])
         let body: [CBOR] = [protected, .map([:]), .byteString([1]), .byteString([])]
         func parse(_ value: CBOR) throws { _ = try COSESign1(encoded: value.encoded()) }
-        #expect(throws: COSEError.malformed("COSE_Sign1 has 3 elements, not 4")) { try parse(.array(Array(body.prefix(3)))) }
-        #expect(throws: COSEError.malformed("COSE_Sign1 has 5 elements, not 4")) { try parse(.array(body + [.null])) }
-        #expect(throws: COSEError.malformed("COSE_Sign1 is not an array")) { try parse(.map([:])) }
-        #expect(throws: COSEError.malformed("COSE_Sign1 protected header is not a byte string")) {
+        #expect(throws: COSEError.malformed(.wrongElementCount(expected: 4, actual: 3))) { try parse(.array(Array(body.prefix(3)))) }
+        #expect(throws: COSEError.malformed(.wrongElementCount(expected: 4, actual: 5))) { try parse(.array(body + [.null])) }
+        #expect(throws: COSEError.malformed(.notAnArray)) { try parse(.map([:])) }
+        #expect(throws: COSEError.malformed(.wrongElementType(.protectedHeader))) {
             try parse(.array([.map([CBOR(1): CBOR(-7)])] + body.dropFirst()))
         }
-        #expect(throws: COSEError.malformed("COSE_Sign1 unprotected header is not a map")) {
+        #expect(throws: COSEError.malformed(.wrongElementType(.unprotectedHeader))) {
             try parse(.array([protected, .array([]), .byteString([1]), .byteString([])]))
         }
-        #expect(throws: COSEError.malformed("COSE_Sign1 payload is not a byte string or nil")) {
+        #expect(throws: COSEError.malformed(.wrongElementType(.payload))) {
             try parse(.array([protected, .map([:]), .textString("x"), .byteString([])]))
         }
-        #expect(throws: COSEError.malformed("COSE_Sign1 signature is not a byte string")) {
+        #expect(throws: COSEError.malformed(.wrongElementType(.signatureOrTag))) {
             try parse(.array([protected, .map([:]), .byteString([1]), .null]))
         }
-        #expect(throws: COSEError.malformed("protected header is not a map")) {
+        #expect(throws: COSEError.malformed(.headerNotAMap)) {
             try parse(.array([.byteString([0x01])] + body.dropFirst()))
         }
-        #expect(throws: COSEError.malformed("kid is not a byte string".replacingOccurrences(of: "kid", with: "header 4"))) {
+        #expect(throws: COSEError.malformed(.invalidHeaderValue(.keyID))) {
             try parse(.array([protected, .map([CBOR(4): .textString("11")]), .byteString([1]), .byteString([])]))
         }
         #expect(throws: COSEError.unexpectedTag(17)) { try parse(.tagged(17, .array(body))) }
@@ -205,7 +205,7 @@ struct COSESign1Tests {
         #expect(throws: COSEError.invalidCertificate) { _ = try none.x5chain() }
         let garbage = try COSESign1(cbor: .array([protected, .map([CBOR(33): .byteString([0x30, 0x00])]), .byteString([1]), .byteString([])]))
         #expect(throws: COSEError.invalidCertificate) { _ = try garbage.x5chain() }
-        #expect(throws: COSEError.malformed("x5chain is not a byte string or a non-empty array of byte strings")) {
+        #expect(throws: COSEError.malformed(.invalidHeaderValue(.x5chain))) {
             _ = try COSESign1(cbor: .array([protected, .map([CBOR(33): .array([])]), .byteString([1]), .byteString([])]))
         }
     }

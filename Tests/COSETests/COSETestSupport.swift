@@ -2,6 +2,7 @@ import CBOR
 import COSE
 import Foundation
 import WalletCrypto
+import WalletEncoding
 
 /// Helpers shared by the COSE tests: vector loading, hex and base64url, JWK-style keys.
 enum COSETestSupport {
@@ -16,11 +17,26 @@ enum COSETestSupport {
 
     static func json(_ relativePath: String) throws -> [String: Any] {
         let data = try Data(contentsOf: vectorsDirectory.appendingPathComponent(relativePath))
-        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard let object = untyped(try JSONValue.parse([UInt8](data))) as? [String: Any] else {
             throw VectorError(description: "\(relativePath) is not a JSON object")
         }
         return object
     }
+
+    /// A parsed JSON value as the `[String: Any]` / `[Any]` / `String` / `Int` / `Double` /
+    /// `Bool` / `NSNull` tree the vector helpers walk. Parsing is WalletEncoding's (the
+    /// SDK's one JSON home).
+    static func untyped(_ value: JSONValue) -> Any {
+        switch value {
+        case .object(let members): return Dictionary(uniqueKeysWithValues: members.map { ($0.key, untyped($0.value)) })
+        case .array(let items): return items.map(untyped)
+        case .string(let text): return text
+        case .bool(let flag): return flag
+        case .null: return NSNull()
+        default: return value.intValue.map { $0 as Any } ?? value.doubleValue.map { $0 as Any } ?? NSNull()
+        }
+    }
+
 
     /// The upstream cose-wg examples of a vector file.
     static func upstreamVectors(_ file: String) throws -> [[String: Any]] {
@@ -30,39 +46,15 @@ enum COSETestSupport {
     }
 
     static func hex(_ string: String) throws -> [UInt8] {
-        let characters = Array(string.utf8)
-        guard characters.count % 2 == 0 else { throw VectorError(description: "odd hex length") }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(characters.count / 2)
-        var index = 0
-        while index < characters.count {
-            guard let high = nibble(characters[index]), let low = nibble(characters[index + 1]) else {
-                throw VectorError(description: "bad hex")
-            }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
+        guard let bytes = Hex.decode(string) else { throw VectorError(description: "bad hex: \(string.prefix(40))") }
         return bytes
     }
 
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
-        }
-    }
-
-    static func hexString(_ bytes: [UInt8]) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
-    }
+    static func hexString(_ bytes: [UInt8]) -> String { Hex.encode(bytes) }
 
     static func base64URL(_ string: String) throws -> [UInt8] {
-        var base64 = string.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64) else { throw VectorError(description: "bad base64url") }
-        return Array(data)
+        guard let bytes = Base64URL.decode(string) else { throw VectorError(description: "bad base64url") }
+        return bytes
     }
 
     /// A COSE_Key from a cose-wg JWK-style key ("EC" or "OKP" with base64url members).
@@ -85,13 +77,13 @@ enum COSETestSupport {
     }
 
     /// The symmetric key bytes of a cose-wg Mac0 vector (first recipient's "k").
-    static func macKey(_ vector: [String: Any]) throws -> [UInt8] {
+    static func macKey(_ vector: [String: Any]) throws -> SymmetricKey {
         guard let input = vector["input"] as? [String: Any], let mac0 = input["mac0"] as? [String: Any],
               let recipients = mac0["recipients"] as? [[String: Any]],
               let key = recipients.first?["key"] as? [String: Any], let k = key["k"] as? String else {
             throw VectorError(description: "no MAC key")
         }
-        return try base64URL(k)
+        return SymmetricKey(bytes: try base64URL(k))
     }
 
     static func string(_ object: [String: Any], _ path: String...) -> String? {

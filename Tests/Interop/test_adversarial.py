@@ -260,11 +260,11 @@ checks.check("[profile] an unknown --profile value is refused as wrong usage (ex
 # --- key confusion ----------------------------------------------------------------------
 secret = os.urandom(32)
 for label, holder, reason in [
-    ("a symmetric oct key", {"kty": "oct", "k": b64u(secret)}, "SDJWTError.unsupportedHolderKey.symmetricKey"),
-    ("a private EC key (d present)", json.loads(HOLDER.export_private()), "SDJWTError.unsupportedHolderKey.privateKeyMaterial"),
-    ("an RSA key", json.loads(jwk.JWK.generate(kty="RSA", size=2048).export_public()), "SDJWTError.unsupportedHolderKey.unsupportedKeyType"),
+    ("a symmetric oct key", {"kty": "oct", "k": b64u(secret)}, "SDJWTError.keyBinding.unsupportedHolderKey.symmetricKey"),
+    ("a private EC key (d present)", json.loads(HOLDER.export_private()), "SDJWTError.keyBinding.unsupportedHolderKey.privateKeyMaterial"),
+    ("an RSA key", json.loads(jwk.JWK.generate(kty="RSA", size=2048).export_public()), "SDJWTError.keyBinding.unsupportedHolderKey.unsupportedKeyType"),
     ("an X25519 key", json.loads(jwk.JWK.generate(kty="OKP", crv="X25519").export_public()),
-     "SDJWTError.unsupportedHolderKey.unsupportedKeyType"),
+     "SDJWTError.keyBinding.unsupportedHolderKey.unsupportedKeyType"),
 ]:
     jwt, disclosures = credential(holder=holder)
     presented = "~".join([jwt] + disclosures) + "~"
@@ -275,20 +275,20 @@ for label, holder, reason in [
                                      "HS256" if holder.get("kty") == "oct" else "ES256")
     sdjwt("key", f"cnf.jwk is {label}", forged, reason)
 sdjwt("key", "cnf.jwk on P-256 but the KB-JWT signed by another key", presentation(kb_key=jwk.JWK.generate(kty="EC", crv="P-256")),
-      "SDJWTError.invalidKeyBindingSignature.invalidSignature")
-sdjwt("key", "the KB-JWT signed by the issuer's key", presentation(kb_key=ISSUER), "SDJWTError.invalidKeyBindingSignature")
+      "SDJWTError.keyBinding.invalidSignature.invalidSignature")
+sdjwt("key", "the KB-JWT signed by the issuer's key", presentation(kb_key=ISSUER), "SDJWTError.keyBinding.invalidSignature")
 p384 = jwk.JWK.generate(kty="EC", crv="P-384")
 sdjwt("key", "cnf on P-384, KB-JWT claims ES256", presentation(holder=json.loads(p384.export_public()), kb_key=p384, kb_alg="ES384",
-                                                              kb_header={"alg": "ES256"}), "SDJWTError.invalidKeyBindingSignature")
+                                                              kb_header={"alg": "ES256"}), "SDJWTError.keyBinding.invalidSignature")
 jwt, disclosures = credential()
 presented = "~".join([jwt] + disclosures) + "~"
 sd_hash = b64u(hashlib.sha256(presented.encode()).digest())
 hmac_kb = jws_compact({"alg": "HS256", "typ": "kb+jwt"}, {"iat": now(), "aud": AUD, "nonce": NONCE, "sd_hash": sd_hash},
                       json.dumps(HOLDER_PUBLIC, sort_keys=True).encode(), "HS256")
-sdjwt("key", "KB-JWT HS256 keyed with the holder's public JWK", presented + hmac_kb, "SDJWTError.invalidKeyBindingSignature")
+sdjwt("key", "KB-JWT HS256 keyed with the holder's public JWK", presented + hmac_kb, "SDJWTError.keyBinding.invalidSignature")
 sdjwt("key", "KB-JWT alg none", presented + unsigned_compact({"alg": "none", "typ": "kb+jwt"},
                                                              {"iat": now(), "aud": AUD, "nonce": NONCE, "sd_hash": sd_hash}),
-      "SDJWTError.invalidKeyBindingJWT.algorithmNotAllowed")
+      "SDJWTError.keyBinding.invalidJWT.algorithmNotAllowed")
 issuer_as_hmac = jws_compact({"alg": "HS256", "typ": "dc+sd-jwt"},
                              {"iss": ISS, "vct": "x", "cnf": {"jwk": HOLDER_PUBLIC}},
                              open(ISSUER_FILE, "rb").read(), "HS256")
@@ -306,9 +306,9 @@ ed = jwk.JWK.generate(kty="OKP", crv="Ed25519")
 sdjwt("key", "issuer JWT signed EdDSA while the issuer key is P-256", presentation(key=ed, alg="EdDSA"),
       "SDJWTError.invalidIssuerSignature.algorithmKeyMismatch")
 sdjwt("key", "issuer JWT ES384 header over a P-256 key", presentation(header={"alg": "ES384"}), "SDJWTError.invalidIssuerSignature")
-sdjwt("key", "no cnf while key binding is required", presentation(holder=None), "SDJWTError.missingHolderKey")
+sdjwt("key", "no cnf while key binding is required", presentation(holder=None), "SDJWTError.keyBinding.missingHolderKey")
 jwt, disclosures = credential()
-sdjwt("key", "key binding required but no KB-JWT", "~".join([jwt] + disclosures) + "~", "SDJWTError.missingKeyBinding")
+sdjwt("key", "key binding required but no KB-JWT", "~".join([jwt] + disclosures) + "~", "SDJWTError.keyBinding.missing")
 
 # --- header confusion -------------------------------------------------------------------
 sdjwt("header", "crit names an unknown header", presentation(header={"crit": ["x-unknown"], "x-unknown": 1}),
@@ -318,34 +318,34 @@ sdjwt("header", "alg is not a string", key_binding(unsigned_compact({"alg": 7, "
       "SDJWTError.invalidIssuerJWT")
 sdjwt("header", "alg RS256 (not implemented)", key_binding(unsigned_compact({"alg": "RS256", "typ": "dc+sd-jwt"}, {"iss": ISS}, b"\0" * 256), []),
       "SDJWTError.invalidIssuerJWT.unsupportedAlgorithm")
-sdjwt("header", "KB-JWT typ JWT", presentation(kb_header={"typ": "JWT"}), "SDJWTError.invalidKeyBindingType")
-sdjwt("header", "KB-JWT without typ", presentation(kb_header={"typ": None}), "SDJWTError.invalidKeyBindingType")
-sdjwt("header", "KB-JWT typ dc+sd-jwt", presentation(kb_header={"typ": "dc+sd-jwt"}), "SDJWTError.invalidKeyBindingType")
+sdjwt("header", "KB-JWT typ JWT", presentation(kb_header={"typ": "JWT"}), "SDJWTError.keyBinding.invalidType")
+sdjwt("header", "KB-JWT without typ", presentation(kb_header={"typ": None}), "SDJWTError.keyBinding.invalidType")
+sdjwt("header", "KB-JWT typ dc+sd-jwt", presentation(kb_header={"typ": "dc+sd-jwt"}), "SDJWTError.keyBinding.invalidType")
 sdjwt("header", "duplicate alg member in the protected header", key_binding(
     b64u(b'{"alg":"ES256","alg":"none","typ":"dc+sd-jwt"}') + "." + b64u(b'{"iss":"x"}') + "." + b64u(b"\0" * 64), []),
     "SDJWTError.invalidIssuerJWT")
 
 # --- key binding claims -----------------------------------------------------------------
 sdjwt("binding", "aud is an array that contains the verifier", presentation(kb_claims={"aud": [AUD, "https://evil.example"]}),
-      "SDJWTError.audienceMismatch")
-sdjwt("binding", "aud is a one-element array", presentation(kb_claims={"aud": [AUD]}), "SDJWTError.audienceMismatch")
-sdjwt("binding", "aud names another verifier", presentation(kb_claims={"aud": "https://evil.example"}), "SDJWTError.audienceMismatch")
-sdjwt("binding", "aud missing", presentation(kb_drop=("aud",)), "SDJWTError.audienceMismatch")
-sdjwt("binding", "aud differs in case", presentation(kb_claims={"aud": AUD.upper()}), "SDJWTError.audienceMismatch")
-sdjwt("binding", "nonce differs", presentation(kb_claims={"nonce": "other"}), "SDJWTError.nonceMismatch")
-sdjwt("binding", "nonce missing", presentation(kb_drop=("nonce",)), "SDJWTError.nonceMismatch")
-sdjwt("binding", "nonce is a number", presentation(kb_claims={"nonce": 7}), "SDJWTError.invalidKeyBindingJWT.invalidClaim")
-sdjwt("binding", "sd_hash missing", presentation(kb_drop=("sd_hash",)), "SDJWTError.sdHashMismatch")
+      "SDJWTError.keyBinding.audienceMismatch")
+sdjwt("binding", "aud is a one-element array", presentation(kb_claims={"aud": [AUD]}), "SDJWTError.keyBinding.audienceMismatch")
+sdjwt("binding", "aud names another verifier", presentation(kb_claims={"aud": "https://evil.example"}), "SDJWTError.keyBinding.audienceMismatch")
+sdjwt("binding", "aud missing", presentation(kb_drop=("aud",)), "SDJWTError.keyBinding.audienceMismatch")
+sdjwt("binding", "aud differs in case", presentation(kb_claims={"aud": AUD.upper()}), "SDJWTError.keyBinding.audienceMismatch")
+sdjwt("binding", "nonce differs", presentation(kb_claims={"nonce": "other"}), "SDJWTError.keyBinding.nonceMismatch")
+sdjwt("binding", "nonce missing", presentation(kb_drop=("nonce",)), "SDJWTError.keyBinding.nonceMismatch")
+sdjwt("binding", "nonce is a number", presentation(kb_claims={"nonce": 7}), "SDJWTError.keyBinding.invalidJWT.invalidClaim")
+sdjwt("binding", "sd_hash missing", presentation(kb_drop=("sd_hash",)), "SDJWTError.keyBinding.sdHashMismatch")
 sdjwt("binding", "sd_hash over another presentation", presentation(kb_claims={"sd_hash": b64u(hashlib.sha256(b"x").digest())}),
-      "SDJWTError.sdHashMismatch")
+      "SDJWTError.keyBinding.sdHashMismatch")
 jwt, disclosures = credential(disclosed={"given_name": "Erika", "family_name": "M"})
 bound = key_binding(jwt, disclosures)
 head, _, kb = bound.rpartition("~")
 reordered = "~".join([jwt] + list(reversed(disclosures))) + "~" + kb
-sdjwt("binding", "disclosures reordered after binding", reordered, "SDJWTError.sdHashMismatch")
-sdjwt("binding", "a disclosure dropped after binding", "~".join([jwt, disclosures[0]]) + "~" + kb, "SDJWTError.sdHashMismatch")
+sdjwt("binding", "disclosures reordered after binding", reordered, "SDJWTError.keyBinding.sdHashMismatch")
+sdjwt("binding", "a disclosure dropped after binding", "~".join([jwt, disclosures[0]]) + "~" + kb, "SDJWTError.keyBinding.sdHashMismatch")
 sdjwt("binding", "transaction_data_hashes present though none was requested",
-      presentation(kb_claims={"transaction_data_hashes": ["x"]}), "SDJWTError.transactionDataMismatch")
+      presentation(kb_claims={"transaction_data_hashes": ["x"]}), "SDJWTError.keyBinding.transactionDataMismatch")
 
 # --- time edges -------------------------------------------------------------------------
 sdjwt("time", "exp 61 s ago (60 s skew)", presentation(claims={"exp": now() - 61}), "SDJWTError.invalidTime.expired")
@@ -356,60 +356,60 @@ sdjwt("time", "iat in 2 minutes", presentation(claims={"iat": now() + 120}), "SD
 sdjwt("time", "exp as a string", presentation(claims={"exp": str(now() + 3600)}), "SDJWTError.invalidIssuerJWT.invalidClaim")
 sdjwt("time", "exp far in the past (epoch)", presentation(claims={"exp": 0}), "SDJWTError.invalidTime.expired")
 sdjwt("time", "exp negative", presentation(claims={"exp": -1}), "SDJWTError.invalidTime.expired")
-sdjwt("time", "KB-JWT iat missing", presentation(kb_drop=("iat",)), "SDJWTError.keyBindingTime.missing")
-sdjwt("time", "KB-JWT iat 10 minutes old", presentation(kb_claims={"iat": now() - 600}), "SDJWTError.keyBindingTime.issuedTooLongAgo")
-sdjwt("time", "KB-JWT iat in 2 minutes", presentation(kb_claims={"iat": now() + 120}), "SDJWTError.keyBindingTime.issuedInFuture")
-sdjwt("time", "KB-JWT already expired", presentation(kb_claims={"exp": now() - 120}), "SDJWTError.keyBindingTime.expired")
-sdjwt("time", "KB-JWT iat as a string", presentation(kb_claims={"iat": str(now())}), "SDJWTError.invalidKeyBindingJWT.invalidClaim")
+sdjwt("time", "KB-JWT iat missing", presentation(kb_drop=("iat",)), "SDJWTError.keyBinding.invalidTime.missing")
+sdjwt("time", "KB-JWT iat 10 minutes old", presentation(kb_claims={"iat": now() - 600}), "SDJWTError.keyBinding.invalidTime.issuedTooLongAgo")
+sdjwt("time", "KB-JWT iat in 2 minutes", presentation(kb_claims={"iat": now() + 120}), "SDJWTError.keyBinding.invalidTime.issuedInFuture")
+sdjwt("time", "KB-JWT already expired", presentation(kb_claims={"exp": now() - 120}), "SDJWTError.keyBinding.invalidTime.expired")
+sdjwt("time", "KB-JWT iat as a string", presentation(kb_claims={"iat": str(now())}), "SDJWTError.keyBinding.invalidJWT.invalidClaim")
 sdjwt("time", "verification time before the credential's iat (--at)", presentation(), "SDJWTError.invalidTime", at=iso(NOW - 3600))
 
 # --- disclosures and canonicalisation ---------------------------------------------------
 jwt, disclosures = credential()
 sdjwt("disclosure", "a disclosure no digest refers to", key_binding(jwt, disclosures + [disclosure("age", 62)]),
-      "SDJWTError.unreferencedDisclosure")
-sdjwt("disclosure", "the same disclosure twice", key_binding(jwt, disclosures * 2), "SDJWTError.duplicateDisclosure")
+      "SDJWTError.disclosure.unreferenced")
+sdjwt("disclosure", "the same disclosure twice", key_binding(jwt, disclosures * 2), "SDJWTError.disclosure.duplicate")
 d = disclosure("given_name", "Erika")
 dup = jws_compact({"alg": "ES256", "typ": "dc+sd-jwt"}, {"iss": ISS, "vct": "x", "cnf": {"jwk": HOLDER_PUBLIC},
                                                          "_sd": [digest(d), digest(d)]}, ISSUER)
-sdjwt("disclosure", "a digest listed twice in _sd", key_binding(dup, [d]), "SDJWTError.duplicateDigest")
+sdjwt("disclosure", "a digest listed twice in _sd", key_binding(dup, [d]), "SDJWTError.disclosure.duplicateDigest")
 for reserved in ["_sd", "..."]:
     d = disclosure(reserved, "x")
     j = jws_compact({"alg": "ES256", "typ": "dc+sd-jwt"}, {"iss": ISS, "vct": "x", "cnf": {"jwk": HOLDER_PUBLIC}, "_sd": [digest(d)]}, ISSUER)
-    sdjwt("disclosure", f"a disclosure named {reserved}", key_binding(j, [d]), "SDJWTError.reservedClaimName")
+    sdjwt("disclosure", f"a disclosure named {reserved}", key_binding(j, [d]), "SDJWTError.disclosure.reservedClaimName")
 d = disclosure("iss", "https://evil.example")
 j = jws_compact({"alg": "ES256", "typ": "dc+sd-jwt"}, {"iss": ISS, "vct": "x", "cnf": {"jwk": HOLDER_PUBLIC}, "_sd": [digest(d)]}, ISSUER)
-sdjwt("disclosure", "a disclosure overwriting a visible claim", key_binding(j, [d]), "SDJWTError.claimOverwritten")
+sdjwt("disclosure", "a disclosure overwriting a visible claim", key_binding(j, [d]), "SDJWTError.disclosure.claimOverwritten")
 element = disclosure(None, "DE")
 j = jws_compact({"alg": "ES256", "typ": "dc+sd-jwt"}, {"iss": ISS, "vct": "x", "cnf": {"jwk": HOLDER_PUBLIC}, "_sd": [digest(element)]}, ISSUER)
-sdjwt("disclosure", "an array-element disclosure referenced from _sd", key_binding(j, [element]), "SDJWTError.disclosureKindMismatch")
+sdjwt("disclosure", "an array-element disclosure referenced from _sd", key_binding(j, [element]), "SDJWTError.disclosure.kindMismatch")
 prop = disclosure("nationality", "DE")
 j = jws_compact({"alg": "ES256", "typ": "dc+sd-jwt"}, {"iss": ISS, "vct": "x", "cnf": {"jwk": HOLDER_PUBLIC},
                                                        "nationalities": [{"...": digest(prop)}]}, ISSUER)
-sdjwt("disclosure", "a property disclosure referenced as an array element", key_binding(j, [prop]), "SDJWTError.disclosureKindMismatch")
+sdjwt("disclosure", "a property disclosure referenced as an array element", key_binding(j, [prop]), "SDJWTError.disclosure.kindMismatch")
 md5 = jws_compact({"alg": "ES256", "typ": "dc+sd-jwt"}, {"iss": ISS, "vct": "x", "_sd_alg": "md5", "cnf": {"jwk": HOLDER_PUBLIC}}, ISSUER)
 sdjwt("disclosure", "_sd_alg md5", key_binding(md5, []), "SDJWTError.unsupportedHashAlgorithm")
 jwt, disclosures = credential()
 padded = disclosures[0] + "=" * ((4 - len(disclosures[0]) % 4) % 4)
 if padded != disclosures[0]:
-    sdjwt("canonical", "a disclosure with base64 padding", key_binding(jwt, [padded]), "SDJWTError.malformedDisclosure")
+    sdjwt("canonical", "a disclosure with base64 padding", key_binding(jwt, [padded]), "SDJWTError.disclosure.malformed")
 else:
-    sdjwt("canonical", "a disclosure with base64 padding", key_binding(jwt, [disclosures[0] + "===="]), "SDJWTError.malformedDisclosure")
+    sdjwt("canonical", "a disclosure with base64 padding", key_binding(jwt, [disclosures[0] + "===="]), "SDJWTError.disclosure.malformed")
 std = base64.b64encode(json.dumps(["++//salt??>>", "given_name", "Érika ~~~ ÿÿ"]).encode()).decode().rstrip("=")
 sdjwt("canonical", "a disclosure in standard (not url-safe) base64", key_binding(jwt, [std]) if ("+" in std or "/" in std) else
-      key_binding(jwt, ["a+b/"]), "SDJWTError.malformedDisclosure")
+      key_binding(jwt, ["a+b/"]), "SDJWTError.disclosure.malformed")
 raw = disclosures[0]
 alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 if len(raw) % 4 in (2, 3):
     last = alphabet.index(raw[-1])
     tweaked = raw[:-1] + alphabet[last | 1] if alphabet[last | 1] != raw[-1] else raw[:-1] + alphabet[last ^ 1]
-    sdjwt("canonical", "a disclosure with non-zero trailing bits", key_binding(jwt, [tweaked]), "SDJWTError.malformedDisclosure")
+    sdjwt("canonical", "a disclosure with non-zero trailing bits", key_binding(jwt, [tweaked]), "SDJWTError.disclosure.malformed")
 else:
-    sdjwt("canonical", "a disclosure with non-zero trailing bits", key_binding(jwt, [raw + "B"]), "SDJWTError.malformedDisclosure")
-sdjwt("canonical", "a disclosure that is a JSON object", key_binding(jwt, [b64u(b'{"a":1}')]), "SDJWTError.malformedDisclosure")
-sdjwt("canonical", "a disclosure with four elements", key_binding(jwt, [b64u(b'["s","n","v","x"]')]), "SDJWTError.malformedDisclosure")
-sdjwt("canonical", "a disclosure whose salt is a number", key_binding(jwt, [b64u(b'[1,"n","v"]')]), "SDJWTError.malformedDisclosure")
-sdjwt("canonical", "a disclosure that is not JSON", key_binding(jwt, [b64u(b'["s","n",]')]), "SDJWTError.disclosureNotJSON")
-sdjwt("canonical", "a disclosure with invalid UTF-8", key_binding(jwt, [b64u(b'["s","n","\xff"]')]), "SDJWTError.disclosureNotJSON")
+    sdjwt("canonical", "a disclosure with non-zero trailing bits", key_binding(jwt, [raw + "B"]), "SDJWTError.disclosure.malformed")
+sdjwt("canonical", "a disclosure that is a JSON object", key_binding(jwt, [b64u(b'{"a":1}')]), "SDJWTError.disclosure.malformed")
+sdjwt("canonical", "a disclosure with four elements", key_binding(jwt, [b64u(b'["s","n","v","x"]')]), "SDJWTError.disclosure.malformed")
+sdjwt("canonical", "a disclosure whose salt is a number", key_binding(jwt, [b64u(b'[1,"n","v"]')]), "SDJWTError.disclosure.malformed")
+sdjwt("canonical", "a disclosure that is not JSON", key_binding(jwt, [b64u(b'["s","n",]')]), "SDJWTError.disclosure.notJSON")
+sdjwt("canonical", "a disclosure with invalid UTF-8", key_binding(jwt, [b64u(b'["s","n","\xff"]')]), "SDJWTError.disclosure.notJSON")
 sdjwt("canonical", "an empty disclosure between ~~", jwt + "~~" + disclosures[0] + "~", "SDJWTError.malformed", bind=False)
 sdjwt("canonical", "whitespace inside the compact form", presentation().replace("~", " ~", 1), "SDJWTError.malformed")
 jwt_parts = jwt.split(".")
@@ -436,7 +436,7 @@ sdjwt("exhaustion", "4,097 disclosures", jwt + "~" + "~".join(["AA"] * 4097) + "
 sdjwt("exhaustion", "an SD-JWT over 4 MiB", jwt + "~" + ("A" * (4 * 1024 * 1024)) + "~", "SDJWTError.limitExceeded", bind=False)
 deep = "[" * 10000 + "]" * 10000
 sdjwt("exhaustion", "a disclosure nesting 10,000 arrays", key_binding(jwt, [b64u(('["s","n",' + deep + ']').encode())]),
-      "SDJWTError.disclosureNotJSON")
+      "SDJWTError.disclosure.notJSON")
 nested = {"leaf": 1}
 chain = []
 for i in range(120):

@@ -49,9 +49,9 @@ struct JWKTests {
         var y = Base64URL.decode("x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0") ?? []
         y[31] ^= 1
         let json = #"{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"\#(Base64URL.encode(y))"}"#
-        #expect(throws: JOSEError.invalidKey("EC point is not on P-256")) { try JWK(json: json) }
+        #expect(throws: JOSEError.invalidKey(.invalidPublicKey)) { try JWK(json: json) }
         // A non-canonical spelling (non-zero unused bits) of the right y is refused too.
-        #expect(throws: JOSEError.invalidKey("y is not canonical unpadded base64url")) {
+        #expect(throws: JOSEError.invalidKey(.invalidMember("y"))) {
             try JWK(json: #"{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a1"}"#)
         }
         do { _ = try JWK(json: json); Issue.record("accepted") } catch {
@@ -62,18 +62,18 @@ struct JWKTests {
     @Test("coordinates of the wrong length, unknown curves and missing members are rejected")
     func strictMembers() {
         let x = "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", y = "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"
-        #expect(throws: JOSEError.invalidKey("x has 32 bytes, expected 48")) {
+        #expect(throws: JOSEError.invalidKey(.memberLength("x", expected: 48, actual: 32))) {
             try JWK(json: #"{"kty":"EC","crv":"P-384","x":"\#(x)","y":"\#(y)"}"#)
         }
-        #expect(throws: JOSEError.unsupportedAlgorithm("EC curve secp256k1")) {
+        #expect(throws: JOSEError.unsupportedAlgorithm(.crv, value: "secp256k1")) {
             try JWK(json: #"{"kty":"EC","crv":"secp256k1","x":"\#(x)","y":"\#(y)"}"#)
         }
-        #expect(throws: JOSEError.invalidKey("y missing or not a string")) {
+        #expect(throws: JOSEError.invalidKey(.missingMember("y"))) {
             try JWK(json: #"{"kty":"EC","crv":"P-256","x":"\#(x)"}"#)
         }
-        #expect(throws: JOSEError.unsupportedAlgorithm("kty XYZ")) { try JWK(json: #"{"kty":"XYZ"}"#) }
+        #expect(throws: JOSEError.unsupportedAlgorithm(.kty, value: "XYZ")) { try JWK(json: #"{"kty":"XYZ"}"#) }
         #expect(throws: JOSEError.self) { try JWK(json: #"{"kty":"EC","kty":"EC"}"#) }
-        #expect(throws: JOSEError.invalidKey("x is not canonical unpadded base64url")) {
+        #expect(throws: JOSEError.invalidKey(.invalidMember("x"))) {
             try JWK(json: #"{"kty":"OKP","crv":"Ed25519","x":"a+b/"}"#)
         }
     }
@@ -84,7 +84,7 @@ struct JWKTests {
         let other = try JWK(privateKey: try ECPrivateKey.generate(curve: .p256))
         var members = one.members
         members["d"] = other.members["d"]
-        #expect(throws: JOSEError.invalidKey("d does not match x and y")) { try JWK(members: members) }
+        #expect(throws: JOSEError.invalidKey(.privateKeyMismatch)) { try JWK(members: members) }
     }
 
     @Test("a JWK Set keeps known keys and skips unknown curves")
@@ -94,14 +94,14 @@ struct JWKTests {
         let set = try JWKSet(value: keys)
         #expect(set.keys.map(\.keyID) == ["ac", "jc", "lc"])    // X448 is skipped
         #expect(set.key(withID: "lc")?.curveName == "P-384")
-        #expect(throws: JOSEError.unsupportedAlgorithm("OKP curve X25519")) { try set.key(withID: "jc")?.publicKey() }
+        #expect(throws: JOSEError.unsupportedAlgorithm(.crv, value: "X25519")) { try set.key(withID: "jc")?.publicKey() }
         #expect(try JWKSet(json: set.jsonString) == set)
     }
 
     @Test("symmetric keys have no public form")
     func symmetric() throws {
-        let jwk = try JWK(symmetricKey: [1, 2, 3])
-        #expect(try jwk.symmetricKey() == [1, 2, 3])
+        let jwk = try JWK(symmetricKey: SymmetricKey(bytes: [1, 2, 3]))
+        #expect(try jwk.symmetricKey() == SymmetricKey(bytes: [1, 2, 3]))
         #expect(jwk.thumbprintInput == #"{"k":"AQID","kty":"oct"}"#)
         #expect(throws: JOSEError.self) { try jwk.publicJWK }
     }

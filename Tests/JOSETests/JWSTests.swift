@@ -25,20 +25,22 @@ struct JWSTests {
         try parsed.verify(with: signer.publicKey)
         try parsed.verify(with: jwk)
         #expect(try parsed.verifyWithEmbeddedJWK() == jwk)
-        #expect(try parsed.verify(resolvingKeyWith: { header in
-            guard header.keyID == "key-1" else { throw JOSEError.invalidKey("unknown kid") }
-            return jwk
-        }) == jwk)
+        #expect(try parsed.verify(resolvingKeyWith: { header in header.keyID == "key-1" ? jwk : nil }) == jwk)
+        #expect(throws: JOSEError.unknownKey(keyID: "key-1")) {
+            try parsed.verify(resolvingKeyWith: { _ in nil })
+        }
     }
 
     @Test("HS256 signs and verifies with an HMAC key, and a wrong key fails")
     func hs256() throws {
-        let key = Array(repeating: UInt8(7), count: 32)
+        let key = SymmetricKey(bytes: Array(repeating: UInt8(7), count: 32))
         let jws = try JWS.sign(payload: [1, 2, 3], hmacKey: key)
         let parsed = try JWS(compact: jws.compactSerialization)
         try parsed.verify(hmacKey: key)
         try parsed.verify(with: try JWK(symmetricKey: key))
-        #expect(throws: JOSEError.invalidSignature) { try parsed.verify(hmacKey: Array(repeating: 8, count: 32)) }
+        #expect(throws: JOSEError.invalidSignature) {
+            try parsed.verify(hmacKey: SymmetricKey(bytes: Array(repeating: 8, count: 32)))
+        }
         #expect(throws: JOSEError.algorithmKeyMismatch(algorithm: "HS256", keyType: "public key")) {
             try parsed.verify(with: .ed25519(try Ed25519PrivateKey.generate().publicKey))
         }
@@ -79,7 +81,7 @@ struct JWSTests {
             try edJWS.verify(with: signer.publicKey)
         }
         #expect(throws: JOSEError.algorithmKeyMismatch(algorithm: "ES256", keyType: "oct")) {
-            try jws.verify(hmacKey: [1, 2, 3])
+            try jws.verify(hmacKey: SymmetricKey(bytes: [1, 2, 3]))
         }
         // A JWK that declares another alg is not used for this one.
         let declared = try JWK(publicKey: signer.publicKey).adding(["alg": "ES384"])
@@ -110,10 +112,10 @@ struct JWSTests {
     func malformedCrit() {
         let tail = "." + Base64URL.encode([1]) + "." + Base64URL.encode(Array(repeating: 0, count: 64))
         let cases = [
-            (#"{"alg":"ES256","crit":[]}"#, "crit is empty"),
-            (#"{"alg":"ES256","crit":["alg"]}"#, "crit lists the registered parameter alg"),
-            (#"{"alg":"ES256","crit":["x"]}"#, "crit lists x, which is absent"),
-            (#"{"alg":"ES256","crit":"x","x":1}"#, "crit is not an array of strings"),
+            (#"{"alg":"ES256","crit":[]}"#, CriticalHeaderFailure.empty),
+            (#"{"alg":"ES256","crit":["alg"]}"#, .registeredParameter("alg")),
+            (#"{"alg":"ES256","crit":["x"]}"#, .absentParameter("x")),
+            (#"{"alg":"ES256","crit":"x","x":1}"#, .notStringArray),
         ]
         for (header, reason) in cases {
             #expect(throws: JOSEError.invalidCriticalHeader(reason)) {
@@ -190,7 +192,7 @@ struct JWSTests {
                 }
             }
         }
-        #expect(throws: JOSEError.unsupportedAlgorithm("RS256")) {
+        #expect(throws: JOSEError.unsupportedAlgorithm(.alg, value: "RS256")) {
             try JWS(compact: Base64URL.encode(Array(#"{"alg":"RS256"}"#.utf8)) + ".e30.AA")
         }
     }

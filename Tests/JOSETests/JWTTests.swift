@@ -83,8 +83,8 @@ struct JWTTests {
 
     @Test("registered claims of the wrong type are invalid")
     func claimTypes() {
-        #expect(throws: JOSEError.invalidClaim("exp is not a number")) { try JWTClaims(json: Array(#"{"exp":"soon"}"#.utf8)) }
-        #expect(throws: JOSEError.invalidClaim("aud is neither a string nor an array of strings")) {
+        #expect(throws: JOSEError.invalidClaim("exp")) { try JWTClaims(json: Array(#"{"exp":"soon"}"#.utf8)) }
+        #expect(throws: JOSEError.invalidClaim("aud")) {
             try JWTClaims(json: Array(#"{"aud":[1]}"#.utf8))
         }
         #expect(throws: JOSEError.self) { try JWTClaims(json: Array("[]".utf8)) }

@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WalletCrypto
+import Testing
 import WalletRuntime
 import WalletEncoding
 
@@ -23,7 +24,7 @@ enum Fixtures {
     }
 
     static func jwk(_ value: JSONValue?) throws -> JWK {
-        guard let members = value?.objectValue else { throw JOSEError.malformed("fixture is not a JWK object") }
+        let members = try #require(value?.objectValue, "fixture is not a JWK object")
         return try JWK(members: members)
     }
 

@@ -71,10 +71,10 @@ struct VectorTests {
         let bob = try Fixtures.jwk(vector["bob_jwk"]).ecPrivateKey()
         let expected = try #require(vector["derived_key_b64"]?.stringValue)
         for z in [try alice.sharedSecret(with: bob.publicKey), try bob.sharedSecret(with: alice.publicKey)] {
-            let key = try ConcatKDF.deriveKey(
-                sharedSecret: z, keyByteCount: 16, algorithmID: "A128GCM",
-                partyUInfo: Array("Alice".utf8), partyVInfo: Array("Bob".utf8))
-            #expect(Base64URL.encode(key) == expected)
+            let key = try z.concatKDFDerivedSymmetricKey(
+                algorithmID: "A128GCM", partyUInfo: Array("Alice".utf8), partyVInfo: Array("Bob".utf8),
+                outputByteCount: 16)
+            #expect(key.withUnsafeBytes { Base64URL.encode(Array($0)) } == expected)
         }
     }
 }

@@ -31,7 +31,7 @@ struct ProximityLoadTests {
 
     static func settle() async {
         // Reader threads exit once their socket is shut down; give them a moment.
-        for _ in 0..<50 where openDescriptorCount() > 0 { try? await Task.sleep(for: .milliseconds(20)) }
+        for _ in 0..<50 where (openDescriptorCount() ?? 0) > 0 { try? await Task.sleep(for: .milliseconds(20)) }
     }
 
     @Test("1,000 sequential sessions complete without leaking sockets, subscribers or memory")
@@ -43,17 +43,17 @@ struct ProximityLoadTests {
         // Warm up, then measure.
         #expect(try await Self.session(manager: manager, fixtures: fixtures, connector: connector))
         await Self.settle()
-        let fdsBefore = openDescriptorCount()
+        let fdsBefore = try #require(openDescriptorCount(), "counting descriptors needs /proc/self/fd (Linux)")
         let before = memoryFigures()
         var completed = 0
         for _ in 0..<1000 where try await Self.session(manager: manager, fixtures: fixtures, connector: connector) {
             completed += 1
         }
         #expect(completed == 1000)
-        var fdsAfter = openDescriptorCount()
+        var fdsAfter = try #require(openDescriptorCount(), "counting descriptors needs /proc/self/fd (Linux)")
         for _ in 0..<100 where fdsAfter > fdsBefore {
             try await Task.sleep(for: .milliseconds(20))
-            fdsAfter = openDescriptorCount()
+            fdsAfter = try #require(openDescriptorCount(), "counting descriptors needs /proc/self/fd (Linux)")
         }
         let after = memoryFigures()
         #expect(fdsAfter <= fdsBefore)
@@ -75,7 +75,7 @@ struct ProximityLoadTests {
         let fixtures = try await SessionFixtures.make()
         let connector = TCPConnector()
         await Self.settle()
-        let fdsBefore = openDescriptorCount()
+        let fdsBefore = try #require(openDescriptorCount(), "counting descriptors needs /proc/self/fd (Linux)")
         let before = memoryFigures()
         let results = await withTaskGroup(of: Bool.self) { group -> [Bool] in
             for _ in 0..<50 {
@@ -90,10 +90,10 @@ struct ProximityLoadTests {
         }
         #expect(results.count == 50)
         #expect(results.allSatisfy { $0 })
-        var fdsAfter = openDescriptorCount()
+        var fdsAfter = try #require(openDescriptorCount(), "counting descriptors needs /proc/self/fd (Linux)")
         for _ in 0..<100 where fdsAfter > fdsBefore {
             try await Task.sleep(for: .milliseconds(20))
-            fdsAfter = openDescriptorCount()
+            fdsAfter = try #require(openDescriptorCount(), "counting descriptors needs /proc/self/fd (Linux)")
         }
         #expect(fdsAfter <= fdsBefore)
         if let before, let after = memoryFigures() {

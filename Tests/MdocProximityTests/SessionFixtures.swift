@@ -29,21 +29,22 @@ struct SessionFixtures: Sendable {
             subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER, notBefore: notBefore, notAfter: notAfter
         ).signed(by: root, key: .ec(rootKey))
         let deviceKey = try ECPrivateKey.generate(curve: .p256)
-        var elements: [(identifier: String, value: CBOR)] = [
-            ("family_name", "Doe"), ("given_name", "John"), ("age_over_18", true), ("document_number", "123456789"),
+        var elements: [DataElement] = [
+            DataElement("family_name", "Doe"), DataElement("given_name", "John"), DataElement("age_over_18", true),
+            DataElement("document_number", "123456789"),
         ]
         if portraitBytes > 0 {
-            elements.append(("portrait", .byteString((0..<portraitBytes).map { UInt8(truncatingIfNeeded: $0 &* 7) })))
+            elements.append(DataElement("portrait", .byteString((0..<portraitBytes).map { UInt8(truncatingIfNeeded: $0 &* 7) })))
         }
         let now = Date()
         let credential = try await MdocIssuer(signer: SoftwareSigner(dsKey), certificateChain: [ds]).issue(
-            docType: mDL, nameSpaces: [(nameSpace, elements)], deviceKey: COSEKey(publicKey: .ec(deviceKey.publicKey)),
+            docType: mDL, nameSpaces: [NameSpaced(nameSpace, elements)], deviceKey: COSEKey(publicKey: .ec(deviceKey.publicKey)),
             validity: ValidityInfo(signed: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(86_400)))
         return SessionFixtures(iaca: root, credential: credential, deviceKey: deviceKey)
     }
 
     static func request(_ elements: [String] = ["family_name", "age_over_18"]) -> ItemsRequest {
-        ItemsRequest(docType: mDL, nameSpaces: [(nameSpace, elements.map { ($0, false) })])
+        ItemsRequest(docType: mDL, nameSpaces: [NameSpaced(nameSpace, elements.map { RequestedElement($0, false) })])
     }
 }
 
@@ -122,7 +123,8 @@ func memoryFigures() -> (rss: Int, peak: Int)? {
     return (rss, peak)
 }
 
-/// Open file descriptors of this process (Linux).
-func openDescriptorCount() -> Int {
-    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+/// Open file descriptors of this process, from /proc/self/fd; nil where there is no
+/// /proc (off Linux), so that a leak check fails there instead of comparing -1 with -1.
+func openDescriptorCount() -> Int? {
+    try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
 }

@@ -17,11 +17,26 @@ enum MdocTestSupport {
 
     static func json(_ relativePath: String) throws -> [String: Any] {
         let data = try Data(contentsOf: vectorsDirectory.appendingPathComponent(relativePath))
-        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        guard let object = untyped(try JSONValue.parse([UInt8](data))) as? [String: Any] else {
             throw Failure(description: "\(relativePath) is not a JSON object")
         }
         return object
     }
+
+    /// A parsed JSON value as the `[String: Any]` / `[Any]` / `String` / `Int` / `Double` /
+    /// `Bool` / `NSNull` tree the vector helpers walk. Parsing is WalletEncoding's (the
+    /// SDK's one JSON home).
+    static func untyped(_ value: JSONValue) -> Any {
+        switch value {
+        case .object(let members): return Dictionary(uniqueKeysWithValues: members.map { ($0.key, untyped($0.value)) })
+        case .array(let items): return items.map(untyped)
+        case .string(let text): return text
+        case .bool(let flag): return flag
+        case .null: return NSNull()
+        default: return value.intValue.map { $0 as Any } ?? value.doubleValue.map { $0 as Any } ?? NSNull()
+        }
+    }
+
 
     /// `section.key` of a vector file as hex-decoded bytes.
     static func hex(_ file: [String: Any], _ section: String, _ key: String) throws -> [UInt8] {
@@ -89,14 +104,14 @@ enum MdocTestSupport {
                                               validUntil: now.addingTimeInterval(365 * 86_400))
         return try await MdocIssuer(signer: issuer.signer, certificateChain: [issuer.leaf]).issue(
             docType: mDL,
-            nameSpaces: [(mDLNameSpace, [("family_name", "Doe"), ("given_name", "John"),
-                                         ("birth_date", CBOR.fullDate(try CBORFullDate(year: 1980, month: 5, day: 1))),
-                                         ("age_over_18", true), ("document_number", "123456789")])],
+            nameSpaces: [NameSpaced(mDLNameSpace, [DataElement("family_name", "Doe"), DataElement("given_name", "John"),
+                                                   DataElement("birth_date", CBOR.fullDate(try CBORFullDate(year: 1980, month: 5, day: 1))),
+                                                   DataElement("age_over_18", true), DataElement("document_number", "123456789")])],
             deviceKey: COSEKey(publicKey: .ec(deviceKey)), validity: window, keyAuthorizations: keyAuthorizations)
     }
 
     static func mDLRequest(_ elements: [String] = ["family_name", "age_over_18"], docType: String = mDL) -> ItemsRequest {
-        ItemsRequest(docType: docType, nameSpaces: [(mDLNameSpace, elements.map { ($0, false) })])
+        ItemsRequest(docType: docType, nameSpaces: [NameSpaced(mDLNameSpace, elements.map { RequestedElement($0, false) })])
     }
 
     /// A QR-engagement transcript with fresh ephemeral keys.

@@ -44,7 +44,7 @@ struct NegativeTests {
         /// The document with its issuer-signed items replaced.
         func withItems(_ items: [IssuerSignedItemBytes]) throws -> Document {
             Document(docType: document.docType,
-                     issuerSigned: try IssuerSigned(nameSpaces: [(S.mDLNameSpace, items)], issuerAuth: credential.issuerAuth),
+                     issuerSigned: try IssuerSigned(nameSpaces: [NameSpaced(S.mDLNameSpace, items)], issuerAuth: credential.issuerAuth),
                      deviceSigned: document.deviceSigned)
         }
     }
@@ -140,7 +140,7 @@ struct NegativeTests {
 
     @Test("a SessionData whose AES-GCM tag was altered fails with status 10, and the next genuine message still decrypts")
     func tagFailure() async throws {
-        let keys = SessionKeys(skReader: Array(repeating: 1, count: 32), skDevice: Array(repeating: 2, count: 32))
+        let keys = SessionKeys(skReader: SymmetricKey(bytes: Array(repeating: 1, count: 32)), skDevice: SymmetricKey(bytes: Array(repeating: 2, count: 32)))
         let (transcript, _, _) = try S.transcript()
         var reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
         var mdoc = SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript)
@@ -156,7 +156,7 @@ struct NegativeTests {
 
     @Test("a replayed SessionData and one received out of order are rejected with status 10")
     func replayAndReorder() async throws {
-        let keys = SessionKeys(skReader: Array(repeating: 3, count: 32), skDevice: Array(repeating: 4, count: 32))
+        let keys = SessionKeys(skReader: SymmetricKey(bytes: Array(repeating: 3, count: 32)), skDevice: SymmetricKey(bytes: Array(repeating: 4, count: 32)))
         let (transcript, _, _) = try S.transcript()
         var reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
         var mdoc = SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript)
@@ -207,7 +207,7 @@ struct NegativeTests {
         var builder = DeviceResponseBuilder(sessionTranscript: fixture.transcript)
         await #expect(throws: MdocError.notAuthorizedByKeyAuthorizations(nameSpace: S.mDLNameSpace, elementIdentifier: "nickname")) {
             try await builder.addDocument(fixture.credential, for: S.mDLRequest(),
-                                          deviceNameSpaces: DeviceNameSpaces(nameSpaces: [(S.mDLNameSpace, [("nickname", "J")])]),
+                                          deviceNameSpaces: DeviceNameSpaces(nameSpaces: [NameSpaced(S.mDLNameSpace, [DataElement("nickname", "J")])]),
                                           authentication: .signature(SoftwareSigner(fixture.deviceKey)))
         }
         await #expect(throws: MdocError.deviceKeyMismatch) {
@@ -221,10 +221,10 @@ struct NegativeTests {
         #expect(throws: MdocError.self) { _ = try SessionEstablishment(encoded: [0xa1, 0x61]) }
         do { _ = try DeviceRequest(encoded: [0x83, 0x01]) } catch { #expect(error.sessionStatus == .cborDecodingError) }
         do { _ = try DeviceResponse(encoded: CBOR.map(CBORMap([("version", "1.0")])).encoded()) } catch {
-            #expect(error == .malformed("DeviceResponse has no status"))
+            #expect(error == .malformed(MdocMalformation("DeviceResponse", .missingMember("status"))))
             #expect(error.sessionStatus == .cborDecodingError)
         }
-        let keys = SessionKeys(skReader: Array(repeating: 5, count: 32), skDevice: Array(repeating: 6, count: 32))
+        let keys = SessionKeys(skReader: SymmetricKey(bytes: Array(repeating: 5, count: 32)), skDevice: SymmetricKey(bytes: Array(repeating: 6, count: 32)))
         let (transcript, _, _) = try S.transcript()
         var reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
         let end = try SessionData(encoded: SessionData(status: .sessionTermination).encodedBytes)

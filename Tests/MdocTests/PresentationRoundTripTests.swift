@@ -116,7 +116,7 @@ struct PresentationRoundTripTests {
         let (transcript, _, _) = try S.transcript()
         var builder = DeviceResponseBuilder(sessionTranscript: transcript)
         try await builder.addDocument(credential, for: S.mDLRequest(["family_name", "nickname"]),
-                                      deviceNameSpaces: DeviceNameSpaces(nameSpaces: [(S.mDLNameSpace, [("nickname", "Johnny")])]),
+                                      deviceNameSpaces: DeviceNameSpaces(nameSpaces: [NameSpaced(S.mDLNameSpace, [DataElement("nickname", "Johnny")])]),
                                       authentication: .signature(SoftwareSigner(deviceKey)))
         let response = try DeviceResponse(encoded: builder.build().encodedBytes)
         let verified = try await DeviceResponseVerifier(trustAnchors: [issuer.anchor], sessionTranscript: transcript)

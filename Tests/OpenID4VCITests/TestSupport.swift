@@ -65,7 +65,7 @@ struct TestPKI: Sendable {
 final class CountingRandom: RandomSource, @unchecked Sendable {
     private let lock = NSLock()
     private var counter: UInt8 = 0
-    func bytes(count: Int) throws -> [UInt8] {
+    func bytes(count: Int) throws(CryptoError) -> [UInt8] {
         lock.lock(); defer { lock.unlock() }
         counter &+= 1
         return (0..<count).map { UInt8(truncatingIfNeeded: Int(counter) &+ $0) }
@@ -519,7 +519,7 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
             return try! await issuer.issue(claims: claims, plan: plan, holderKey: JWK(publicKey: holder)).serialization
         case .msoMdoc:
             let signed = try! await MdocIssuer(signer: pki.signer, certificateChain: [pki.leaf]).issue(
-                docType: Self.docType, nameSpaces: [("org.iso.18013.5.1", [("family_name", "Mustermann"), ("age_over_18", true)])],
+                docType: Self.docType, nameSpaces: [NameSpaced("org.iso.18013.5.1", [DataElement("family_name", "Mustermann"), DataElement("age_over_18", true)])],
                 deviceKey: COSEKey(publicKey: holder),
                 validity: ValidityInfo(signed: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(86_400 * 30)))
             return Base64URL.encode(signed.encodedBytes)

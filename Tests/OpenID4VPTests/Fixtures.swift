@@ -80,9 +80,10 @@ struct TestWallet {
             policy: CredentialPolicy(batchSize: instances, use: use)))
     }
 
-    static let mDLElements: [(identifier: String, value: CBOR)] = [
-        ("family_name", "Doe"), ("given_name", "John"), ("age_over_18", true), ("document_number", "123456789"),
-        ("resident_address", "42 Market Street"), ("resident_country", "UT"),
+    static let mDLElements: [DataElement] = [
+        DataElement("family_name", "Doe"), DataElement("given_name", "John"), DataElement("age_over_18", true),
+        DataElement("document_number", "123456789"), DataElement("resident_address", "42 Market Street"),
+        DataElement("resident_country", "UT"),
     ]
 
     /// Mints an mDL and stores it.
@@ -93,7 +94,7 @@ struct TestWallet {
         var stored: [CredentialInstance] = []
         for (index, key) in keys.enumerated() {
             let issued = try await mdocIssuer.issue(
-                docType: docType, nameSpaces: [(Self.mDLNameSpace, Self.mDLElements)], deviceKey: COSEKey(publicKey: key.publicKey),
+                docType: docType, nameSpaces: [NameSpaced(Self.mDLNameSpace, Self.mDLElements)], deviceKey: COSEKey(publicKey: key.publicKey),
                 validity: ValidityInfo(signed: testNow, validFrom: testNow.addingTimeInterval(-3600),
                                        validUntil: testNow.addingTimeInterval(30 * 86_400)),
                 keyAuthorizations: keyAuthorizations)

@@ -48,7 +48,7 @@ struct PresentationBuilderTests {
         let wallet = try await TestWallet.make()
         let device = try ECPrivateKey.generate(curve: .p256)
         let issued = try await wallet.mdocIssuer.issue(
-            docType: TestWallet.mDL, nameSpaces: [(TestWallet.mDLNameSpace, TestWallet.mDLElements)],
+            docType: TestWallet.mDL, nameSpaces: [NameSpaced(TestWallet.mDLNameSpace, TestWallet.mDLElements)],
             deviceKey: .init(publicKey: .ec(device.publicKey)),
             validity: ValidityInfo(signed: testNow, validFrom: testNow, validUntil: testNow.addingTimeInterval(86_400)))
         let job = PresentationJob(queryId: "q", credentialId: "c", format: "mso_mdoc",
@@ -59,7 +59,7 @@ struct PresentationBuilderTests {
         }
         let entry = try await PresentationBuilder.mdoc(job, raw: issued.encodedBytes, signer: SoftwareSigner(device), context: Self.context)
         let response = try DeviceResponse(encoded: try #require(Base64URL.decodeStrict(entry)))
-        #expect(response.documents.first?.issuerSigned.nameSpaces.first?.items.map(\.item.elementIdentifier) == ["family_name"])
+        #expect(response.documents.first?.issuerSigned.nameSpaces.first?.elements.map { $0.item.elementIdentifier } == ["family_name"])
     }
 
     @Test("bytes that are not the credential's format are unreadableCredential")

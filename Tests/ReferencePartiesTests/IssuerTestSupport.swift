@@ -219,7 +219,7 @@ struct TestWalletProvider {
 
 /// RFC 7636 S256: a random verifier and its challenge.
 func pkcePair() throws -> (verifier: String, challenge: String) {
-    let verifier = Base64URL.encode(try SecureRandom.bytes(count: 32))
+    let verifier = Base64URL.encode(try SystemRandom().bytes(count: 32))
     return (verifier, Base64URL.encode(SHA256.digest(Array(verifier.utf8))))
 }
 

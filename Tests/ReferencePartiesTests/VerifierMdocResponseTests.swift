@@ -114,7 +114,7 @@ struct VerifierMdocResponseTests {
         func attempt(_ value: (String) -> CBOR?) async throws -> PresentationVerdict {
             let transaction = try await fixture.verifier.createTransaction(options)
             let encoded = try #require(transaction.transactionData.first)
-            let deviceSigned = value(encoded).map { DeviceNameSpaces(nameSpaces: [(VerifierFixture.txNameSpace, [("payment", $0)])]) }
+            let deviceSigned = value(encoded).map { DeviceNameSpaces(nameSpaces: [NameSpaced(VerifierFixture.txNameSpace, [DataElement("payment", $0)])]) }
             let presentation = try await fixture.presentMdoc(try await fixture.issueMDL(), elements: ["family_name", "age_over_18"],
                                                              transcript: VerifierFixture.transcript(transaction),
                                                              deviceSigned: deviceSigned ?? .empty)

@@ -59,7 +59,7 @@ struct VerifierSDJWTResponseTests {
         }
         #expect(response.status == 400 && VerifierFixture.body(response)["error"] == "invalid_request")
         let failure = try #require(try await fixture.verdict(transaction.id).failure)
-        #expect(failure == .sdJwt(queryId: "pid", .nonceMismatch(expected: transaction.nonce, actual: "replayed-nonce")))
+        #expect(failure == .sdJwt(queryId: "pid", .keyBinding(.nonceMismatch(expected: transaction.nonce, actual: "replayed-nonce"))))
     }
 
     @Test("a KB-JWT for another audience is rejected")
@@ -69,7 +69,7 @@ struct VerifierSDJWTResponseTests {
             KeyBindingParameters(audience: "x509_san_dns:evil.example", nonce: transaction.nonce, issuedAt: fixture.clock.now)
         }
         #expect(try await fixture.verdict(transaction.id).failure
-            == .sdJwt(queryId: "pid", .audienceMismatch(expected: transaction.clientId, actual: ["x509_san_dns:evil.example"])))
+            == .sdJwt(queryId: "pid", .keyBinding(.audienceMismatch(expected: transaction.clientId, actual: ["x509_san_dns:evil.example"]))))
     }
 
     @Test("a KB-JWT whose aud is an array holding the client_id is rejected (the SDK's single-audience check, RFC 9901 §4.3)")
@@ -84,8 +84,8 @@ struct VerifierSDJWTResponseTests {
         let kb = try await JWT.sign(claims: claims, signer: SoftwareSigner(fixture.holderKey), type: "kb+jwt")
         _ = await fixture.postVPToken(["pid": [.string(unbound.serialization + kb.compactSerialization)]], to: transaction)
         #expect(try await fixture.verdict(transaction.id).failure
-            == .sdJwt(queryId: "pid", .audienceMismatch(expected: transaction.clientId,
-                                                        actual: [transaction.clientId, "x509_san_dns:other.example"])))
+            == .sdJwt(queryId: "pid", .keyBinding(.audienceMismatch(expected: transaction.clientId,
+                                                        actual: [transaction.clientId, "x509_san_dns:other.example"]))))
     }
 
     @Test("a KB-JWT too old for the iat window is rejected")
@@ -95,8 +95,8 @@ struct VerifierSDJWTResponseTests {
             KeyBindingParameters(audience: transaction.clientId, nonce: transaction.nonce,
                                  issuedAt: fixture.clock.now.addingTimeInterval(-3600))
         }
-        guard case .sdJwt(_, .keyBindingTime(.issuedTooLongAgo)) = try await fixture.verdict(transaction.id).failure else {
-            Issue.record("expected keyBindingTime(issuedTooLongAgo)")
+        guard case .sdJwt(_, .keyBinding(.invalidTime(.issuedTooLongAgo))) = try await fixture.verdict(transaction.id).failure else {
+            Issue.record("expected keyBinding(invalidTime(issuedTooLongAgo))")
             return
         }
     }
@@ -115,7 +115,7 @@ struct VerifierSDJWTResponseTests {
         let tampered = try await SDJWT(issuerSignedJWT: sdJWT.issuerSignedJWTString, disclosures: forged)
             .bound(with: fixture.binding(transaction), signer: SoftwareSigner(fixture.holderKey))
         _ = await fixture.postVPToken(["pid": [.string(tampered.serialization)]], to: transaction)
-        guard case .sdJwt("pid", .unreferencedDisclosure) = try await fixture.verdict(transaction.id).failure else {
+        guard case .sdJwt("pid", .disclosure(.unreferenced)) = try await fixture.verdict(transaction.id).failure else {
             Issue.record("expected an unreferenced disclosure")
             return
         }
@@ -150,7 +150,7 @@ struct VerifierSDJWTResponseTests {
             KeyBindingParameters(audience: transaction.clientId, nonce: "other", issuedAt: fixture.clock.now)
         }
         #expect(try await fixture.verdict(transaction.id).failure
-            == .sdJwt(queryId: "pid", .nonceMismatch(expected: transaction.nonce, actual: "other")))
+            == .sdJwt(queryId: "pid", .keyBinding(.nonceMismatch(expected: transaction.nonce, actual: "other"))))
     }
 
     @Test("a requested claim left undisclosed is rejected with missingClaim")

@@ -103,8 +103,8 @@ struct VerifierFixture {
         let now = clock.now
         return try await MdocIssuer(signer: SoftwareSigner(mdocIssuerKey), certificateChain: [mdocIssuerLeaf]).issue(
             docType: docType,
-            nameSpaces: [(Self.mDLNameSpace, [("family_name", "Mustermann"), ("given_name", "Erika"),
-                                              ("age_over_18", true), ("document_number", "D0123456")])],
+            nameSpaces: [NameSpaced(Self.mDLNameSpace, [DataElement("family_name", "Mustermann"), DataElement("given_name", "Erika"),
+                                                        DataElement("age_over_18", true), DataElement("document_number", "D0123456")])],
             deviceKey: COSEKey(publicKey: .ec(deviceKey.publicKey)),
             validity: ValidityInfo(signed: now.addingTimeInterval(-3600), validFrom: now.addingTimeInterval(-3600),
                                    validUntil: now.addingTimeInterval(86_400)),
@@ -117,7 +117,7 @@ struct VerifierFixture {
         var builder = DeviceResponseBuilder(sessionTranscript: transcript)
         let docType = issuerSigned.mobileSecurityObject.docType
         try await builder.addDocument(
-            issuerSigned, for: ItemsRequest(docType: docType, nameSpaces: [(Self.mDLNameSpace, elements.map { ($0, false) })]),
+            issuerSigned, for: ItemsRequest(docType: docType, nameSpaces: [NameSpaced(Self.mDLNameSpace, elements.map { RequestedElement($0, false) })]),
             deviceNameSpaces: deviceSigned, authentication: .signature(SoftwareSigner(deviceKey)))
         return Base64URL.encode(builder.build().encodedBytes)
     }

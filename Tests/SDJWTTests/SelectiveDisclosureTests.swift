@@ -120,7 +120,7 @@ struct SelectiveDisclosureTests {
         #expect(throws: SDJWTError.claimPathNotFound(["birthdate"])) { try sdJWT.disclosures(for: [["birthdate"]]) }
         #expect(throws: SDJWTError.claimPathNotFound(["nationalities", 7])) { try sdJWT.disclosures(for: [["nationalities", 7]]) }
         #expect(throws: SDJWTError.claimPathNotFound(["given_name", 0])) { try sdJWT.disclosures(for: [["given_name", 0]]) }
-        #expect(throws: SDJWTError.invalidClaimPath("a claims path is a non-empty array")) { try ClaimPath(json: []) }
+        #expect(throws: SDJWTError.invalidClaimPath(.empty)) { try ClaimPath(json: []) }
         #expect(throws: SDJWTError.self) { try ClaimPath(json: ["a", -1]) }
         #expect(try ClaimPath(json: ["a", 0, .null]) == ["a", 0, nil])
     }

@@ -64,7 +64,7 @@ struct VerificationFailureTests {
         let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan)
         let stray = try Disclosure(salt: "c2FsdHNhbHRzYWx0", claimName: "nickname", value: "Eri")
         let forged = try SDJWT(issuerSignedJWT: sdJWT.issuerSignedJWTString, disclosures: sdJWT.disclosures + [stray])
-        #expect(throws: SDJWTError.unreferencedDisclosure(digest: stray.digest())) {
+        #expect(throws: SDJWTError.disclosure(.unreferenced(digest: stray.digest()))) {
             try Self.verify(forged.serialization, keyBinding: nil)
         }
     }
@@ -74,7 +74,7 @@ struct VerificationFailureTests {
         let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan)
         let first = sdJWT.disclosures[0]
         let forged = try SDJWT(issuerSignedJWT: sdJWT.issuerSignedJWTString, disclosures: sdJWT.disclosures + [first])
-        #expect(throws: SDJWTError.duplicateDisclosure(digest: first.digest())) {
+        #expect(throws: SDJWTError.disclosure(.duplicate(digest: first.digest()))) {
             try Self.verify(forged.serialization, keyBinding: nil)
         }
     }
@@ -87,7 +87,7 @@ struct VerificationFailureTests {
         payload.removeValue(forKey: "given_name")
         payload["_sd"] = [digest, digest]
         let jwt = try await Self.signed(payload)
-        #expect(throws: SDJWTError.duplicateDigest(disclosure.digest())) {
+        #expect(throws: SDJWTError.disclosure(.duplicateDigest(disclosure.digest()))) {
             try Self.verify(jwt + "~" + disclosure.encoded + "~", keyBinding: nil)
         }
         // A decoy repeated among array elements is caught too, with no disclosure involved.
@@ -95,7 +95,7 @@ struct VerificationFailureTests {
         payload["_sd"] = nil
         payload["list"] = [["...": .string(decoy)], "visible", ["...": .string(decoy)]]
         let nested = try await Self.signed(payload)
-        #expect(throws: SDJWTError.duplicateDigest(decoy)) { try Self.verify(nested + "~", keyBinding: nil) }
+        #expect(throws: SDJWTError.disclosure(.duplicateDigest(decoy))) { try Self.verify(nested + "~", keyBinding: nil) }
     }
 
     @Test("_sd or ... as a disclosed claim name is reservedClaimName")
@@ -103,9 +103,9 @@ struct VerificationFailureTests {
         let jwt = try await Self.signed(Self.claims)
         for name in ["_sd", "..."] {
             let text = "[\"c2FsdA\", \"\(name)\", 1]"
-            #expect(throws: SDJWTError.reservedClaimName(name)) { try Disclosure(jsonText: text) }
+            #expect(throws: SDJWTError.disclosure(.reservedClaimName(name))) { try Disclosure(jsonText: text) }
             let encoded = Base64URL.encode(Array(text.utf8))
-            #expect(throws: SDJWTError.reservedClaimName(name)) { try Self.verify(jwt + "~" + encoded + "~", keyBinding: nil) }
+            #expect(throws: SDJWTError.disclosure(.reservedClaimName(name))) { try Self.verify(jwt + "~" + encoded + "~", keyBinding: nil) }
         }
     }
 
@@ -131,12 +131,12 @@ struct VerificationFailureTests {
         var payload = Self.claims
         payload["_sd"] = [.string(disclosure.digest())]
         let jwt = try await Self.signed(payload)
-        #expect(throws: SDJWTError.claimOverwritten("iss")) { try Self.verify(jwt + "~" + disclosure.encoded + "~", keyBinding: nil) }
+        #expect(throws: SDJWTError.disclosure(.claimOverwritten("iss"))) { try Self.verify(jwt + "~" + disclosure.encoded + "~", keyBinding: nil) }
 
         let element = try Disclosure(salt: "c2FsdA", claimName: nil, value: "DE")
         payload["_sd"] = [.string(element.digest())]
         let kind = try await Self.signed(payload)
-        #expect(throws: SDJWTError.disclosureKindMismatch(digest: element.digest())) {
+        #expect(throws: SDJWTError.disclosure(.kindMismatch(digest: element.digest()))) {
             try Self.verify(kind + "~" + element.encoded + "~", keyBinding: nil)
         }
     }
@@ -146,7 +146,7 @@ struct VerificationFailureTests {
         let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan).presentation(disclosing: [["given_name"]])
         let kb = try await Self.keyBinding(["iat": 1_750_000_000, "aud": .string(TestSupport.audience),
                                             "nonce": .string(TestSupport.nonce), "sd_hash": .string(sdJWT.sdHash)], type: "JWT")
-        #expect(throws: SDJWTError.invalidKeyBindingType("JWT")) { try Self.verify(sdJWT.serialization + kb) }
+        #expect(throws: SDJWTError.keyBinding(.invalidType("JWT"))) { try Self.verify(sdJWT.serialization + kb) }
     }
 
     @Test("a KB-JWT for another audience or nonce is audienceMismatch or nonceMismatch")
@@ -154,13 +154,13 @@ struct VerificationFailureTests {
         var other = Self.parameters
         other.audience = "https://other.example"
         let wrongAudience = try await Self.presentation(other).serialization
-        #expect(throws: SDJWTError.audienceMismatch(expected: TestSupport.audience, actual: ["https://other.example"])) {
+        #expect(throws: SDJWTError.keyBinding(.audienceMismatch(expected: TestSupport.audience, actual: ["https://other.example"]))) {
             try Self.verify(wrongAudience)
         }
         other = Self.parameters
         other.nonce = "replayed"
         let wrongNonce = try await Self.presentation(other).serialization
-        #expect(throws: SDJWTError.nonceMismatch(expected: TestSupport.nonce, actual: "replayed")) { try Self.verify(wrongNonce) }
+        #expect(throws: SDJWTError.keyBinding(.nonceMismatch(expected: TestSupport.nonce, actual: "replayed"))) { try Self.verify(wrongNonce) }
     }
 
     @Test("a KB-JWT moved to another disclosure set is sdHashMismatch")
@@ -170,7 +170,7 @@ struct VerificationFailureTests {
                                                  signer: TestSupport.holderSigner)
         let moved = try SDJWT(issuerSignedJWT: sdJWT.issuerSignedJWTString, disclosures: sdJWT.disclosures,
                               keyBindingJWT: bound.keyBindingJWTString)
-        #expect(throws: SDJWTError.sdHashMismatch(expected: moved.sdHash, actual: bound.sdHash)) { try Self.verify(moved.serialization) }
+        #expect(throws: SDJWTError.keyBinding(.sdHashMismatch(expected: moved.sdHash, actual: bound.sdHash))) { try Self.verify(moved.serialization) }
     }
 
     @Test("a KB-JWT issued too long ago, in the future, or without iat is keyBindingTime")
@@ -178,19 +178,19 @@ struct VerificationFailureTests {
         let text = try await Self.presentation().serialization
         let iat = TestSupport.now
         let later = iat.addingTimeInterval(301 + 60)
-        #expect(throws: SDJWTError.keyBindingTime(.issuedTooLongAgo(iat: iat, now: later, maximumAge: 300))) {
+        #expect(throws: SDJWTError.keyBinding(.invalidTime(.issuedTooLongAgo(iat: iat, now: later, maximumAge: 300)))) {
             try Self.verify(text, at: later)
         }
         let earlier = iat.addingTimeInterval(-61)
-        #expect(throws: SDJWTError.keyBindingTime(.issuedInFuture(iat: iat, now: earlier))) { try Self.verify(text, at: earlier) }
+        #expect(throws: SDJWTError.keyBinding(.invalidTime(.issuedInFuture(iat: iat, now: earlier)))) { try Self.verify(text, at: earlier) }
         #expect(try Self.verify(text, at: iat.addingTimeInterval(300)).claims["given_name"] == "Erika")
         let sdJWT = try await TestSupport.mint(Self.claims, plan: Self.plan).presentation(disclosing: [["given_name"]])
         let noIssuedAt = try await Self.keyBinding(["aud": .string(TestSupport.audience), "nonce": .string(TestSupport.nonce),
                                                     "sd_hash": .string(sdJWT.sdHash)])
-        #expect(throws: SDJWTError.keyBindingTime(.missing(.issuedAt))) { try Self.verify(sdJWT.serialization + noIssuedAt) }
+        #expect(throws: SDJWTError.keyBinding(.invalidTime(.missing(.issuedAt)))) { try Self.verify(sdJWT.serialization + noIssuedAt) }
         let expiredKB = try await Self.keyBinding(["iat": 1_750_000_000, "exp": 1_749_999_000, "aud": .string(TestSupport.audience),
                                                    "nonce": .string(TestSupport.nonce), "sd_hash": .string(sdJWT.sdHash)])
-        #expect(throws: SDJWTError.keyBindingTime(.expired(exp: Date(timeIntervalSince1970: 1_749_999_000), now: TestSupport.now))) {
+        #expect(throws: SDJWTError.keyBinding(.invalidTime(.expired(exp: Date(timeIntervalSince1970: 1_749_999_000), now: TestSupport.now)))) {
             try Self.verify(sdJWT.serialization + expiredKB)
         }
     }
@@ -206,15 +206,15 @@ struct VerificationFailureTests {
         let single = try await kb(.string(audience))
         #expect(try Self.verify(sdJWT.serialization + single).keyBinding?.audience == [audience])
         let several = try await kb([.string(audience), "https://other.example"])
-        #expect(throws: SDJWTError.audienceMismatch(expected: audience, actual: [audience, "https://other.example"])) {
+        #expect(throws: SDJWTError.keyBinding(.audienceMismatch(expected: audience, actual: [audience, "https://other.example"]))) {
             try Self.verify(sdJWT.serialization + several)
         }
         let oneElementArray = try await kb([.string(audience)])
-        #expect(throws: SDJWTError.audienceMismatch(expected: audience, actual: [audience])) {
+        #expect(throws: SDJWTError.keyBinding(.audienceMismatch(expected: audience, actual: [audience]))) {
             try Self.verify(sdJWT.serialization + oneElementArray)
         }
         let other = try await kb("https://other.example")
-        #expect(throws: SDJWTError.audienceMismatch(expected: audience, actual: ["https://other.example"])) {
+        #expect(throws: SDJWTError.keyBinding(.audienceMismatch(expected: audience, actual: ["https://other.example"]))) {
             try Self.verify(sdJWT.serialization + other)
         }
     }
@@ -234,14 +234,14 @@ struct VerificationFailureTests {
             var claims = Self.claims
             claims["cnf"] = ["jwk": jwk]
             let jwt = try await Self.signed(claims)
-            #expect(throws: SDJWTError.unsupportedHolderKey(reason)) { try Self.verify(jwt + "~", keyBinding: nil) }
+            #expect(throws: SDJWTError.keyBinding(.unsupportedHolderKey(reason))) { try Self.verify(jwt + "~", keyBinding: nil) }
             // With a KB-JWT an attacker could compute (HS256 over the oct key, say).
             let sdJWT = try SDJWT(compact: jwt + "~")
             let forged = try JWS.sign(payload: try JWTClaims(["iat": 1_750_000_000, "aud": .string(TestSupport.audience),
                                                               "nonce": .string(TestSupport.nonce),
                                                               "sd_hash": .string(sdJWT.sdHash)]).rawBytes,
-                                      hmacKey: [UInt8](repeating: 7, count: 32), type: "kb+jwt")
-            #expect(throws: SDJWTError.unsupportedHolderKey(reason)) { try Self.verify(jwt + "~" + forged.compactSerialization) }
+                                      hmacKey: SymmetricKey(bytes: [UInt8](repeating: 7, count: 32)), type: "kb+jwt")
+            #expect(throws: SDJWTError.keyBinding(.unsupportedHolderKey(reason))) { try Self.verify(jwt + "~" + forged.compactSerialization) }
         }
     }
 
@@ -282,8 +282,8 @@ struct VerificationFailureTests {
         let kb = try await Self.keyBinding(["iat": 1_750_000_000, "aud": .string(TestSupport.audience),
                                             "nonce": .string(TestSupport.nonce), "sd_hash": .string(sdJWT.sdHash)],
                                            signer: stranger)
-        #expect(throws: SDJWTError.invalidKeyBindingSignature(.invalidSignature)) { try Self.verify(sdJWT.serialization + kb) }
-        await #expect(throws: SDJWTError.holderKeyMismatch) {
+        #expect(throws: SDJWTError.keyBinding(.invalidSignature(.invalidSignature))) { try Self.verify(sdJWT.serialization + kb) }
+        await #expect(throws: SDJWTError.keyBinding(.holderKeyMismatch)) {
             try await sdJWT.bound(with: Self.parameters, signer: stranger)
         }
     }
@@ -291,9 +291,9 @@ struct VerificationFailureTests {
     @Test("missing key binding is missingKeyBinding; an unbound credential cannot satisfy it")
     func missingKeyBinding() async throws {
         let unbound = try await TestSupport.mint(Self.claims, plan: Self.plan).presentation(disclosing: [["given_name"]])
-        #expect(throws: SDJWTError.missingKeyBinding) { try Self.verify(unbound.serialization) }
+        #expect(throws: SDJWTError.keyBinding(.missing)) { try Self.verify(unbound.serialization) }
         let noHolder = try await TestSupport.mint(Self.claims, plan: Self.plan, holder: nil)
-        #expect(throws: SDJWTError.missingHolderKey) { try Self.verify(noHolder.serialization) }
+        #expect(throws: SDJWTError.keyBinding(.missingHolderKey)) { try Self.verify(noHolder.serialization) }
         #expect(try Self.verify(noHolder.serialization, keyBinding: nil).holderKey == nil)
     }
 
@@ -415,17 +415,17 @@ struct VerificationFailureTests {
         return (leaf, root)
     }
 
-    @Test("the app's key resolver is asked with header and payload; its failure is issuerKeyUnavailable")
+    @Test("the app's key resolver is asked with header and payload; having no key is issuerKeyUnavailable with the kid")
     func resolver() async throws {
         let text = try await Self.presentation().serialization
         let resolving = SDJWTVerificationOptions(issuerKey: .resolver { header, claims in
-            guard claims.issuer == "https://issuer.example", header.algorithm == "ES256" else { throw SDJWTError.missingClaim("iss") }
+            guard claims.issuer == "https://issuer.example", header.algorithm == "ES256" else { return nil }
             return TestSupport.issuerPublicJWK
         }, now: TestSupport.now, keyBinding: Self.expectation)
         #expect(try SDJWTVerifier(options: resolving).verify(text).issuerKey == TestSupport.issuerPublicJWK)
-        let failing = SDJWTVerificationOptions(issuerKey: .resolver { _, _ in throw SDJWTError.missingClaim("kid") },
-                                               now: TestSupport.now)
-        #expect(throws: SDJWTError.self) { try SDJWTVerifier(options: failing).verify(text) }
+        let failing = SDJWTVerificationOptions(issuerKey: .resolver { _, _ in nil }, now: TestSupport.now)
+        let keyID = try SDJWT(compact: text).issuerSignedJWT.header.keyID
+        #expect(throws: SDJWTError.issuerKeyUnavailable(keyID: keyID)) { try SDJWTVerifier(options: failing).verify(text) }
     }
 
     @Test("typ must be dc+sd-jwt; vc+sd-jwt only with the legacy flag; vct is required")
@@ -456,27 +456,27 @@ struct VerificationFailureTests {
         expectation.transactionData = data
         #expect(try Self.verify(text, keyBinding: expectation).claims["given_name"] == "Erika")
         expectation.transactionData = [Base64URL.encode(Array("other".utf8))]
-        #expect(throws: SDJWTError.transactionDataMismatch("hashes do not match the request's transaction_data")) {
+        #expect(throws: SDJWTError.keyBinding(.transactionDataMismatch(.hashesDiffer))) {
             try Self.verify(text, keyBinding: expectation)
         }
-        #expect(throws: SDJWTError.transactionDataMismatch("transaction_data_hashes present, none requested")) {
+        #expect(throws: SDJWTError.keyBinding(.transactionDataMismatch(.unexpectedHashes))) {
             try Self.verify(text)
         }
         let plain = try await Self.presentation().serialization
         expectation.transactionData = data
-        #expect(throws: SDJWTError.transactionDataMismatch("transaction_data_hashes missing or not an array")) {
+        #expect(throws: SDJWTError.keyBinding(.transactionDataMismatch(.missingHashes))) {
             try Self.verify(plain, keyBinding: expectation)
         }
     }
 
     @Test("malformed compact forms are rejected with typed errors, never a crash")
     func malformed() throws {
-        #expect(throws: SDJWTError.malformed("no '~' after the issuer-signed JWT")) { try SDJWT(compact: "a.b.c") }
+        #expect(throws: SDJWTError.malformed(.missingSeparator)) { try SDJWT(compact: "a.b.c") }
         #expect(throws: SDJWTError.self) { try SDJWT(compact: "~") }
-        #expect(throws: SDJWTError.malformedDisclosure("not unpadded base64url")) { try Disclosure(encoded: "a=") }
-        #expect(throws: SDJWTError.malformedDisclosure("array of 4 elements (2 or 3 expected)")) {
+        #expect(throws: SDJWTError.disclosure(.malformed(.notBase64URL))) { try Disclosure(encoded: "a=") }
+        #expect(throws: SDJWTError.disclosure(.malformed(.wrongElementCount(4)))) {
             try Disclosure(jsonText: #"["s","n",1,2]"#)
         }
-        #expect(throws: SDJWTError.malformedDisclosure("salt missing or not a string")) { try Disclosure(jsonText: "[1,2]") }
+        #expect(throws: SDJWTError.disclosure(.malformed(.saltNotString))) { try Disclosure(jsonText: "[1,2]") }
     }
 }

@@ -18,7 +18,7 @@ private struct AEADFile: Decodable {
 /// A deterministic `RandomSource` for nonce-generation tests.
 private struct FixedRandom: RandomSource {
     let byte: UInt8
-    func bytes(count: Int) throws -> [UInt8] { [UInt8](repeating: byte, count: count) }
+    func bytes(count: Int) throws(CryptoError) -> [UInt8] { [UInt8](repeating: byte, count: count) }
 }
 
 @Suite("AES-GCM")
@@ -28,7 +28,7 @@ struct AESGCMTests {
         let file = try TestVectors.local("wycheproof_aes_gcm_subset.json", as: AEADFile.self)
         #expect(file.tests.count >= 30)
         for test in file.tests {
-            let key = hex(test.key), nonce = hex(test.iv), aad = hex(test.aad)
+            let key = SymmetricKey(bytes: try hex(test.key)), nonce = try hex(test.iv), aad = try hex(test.aad)
             if test.result == "valid" {
                 let box = try AESGCM.seal(hex(test.msg), key: key, nonce: nonce, aad: aad)
                 #expect(hexString(box.ciphertext) == test.ct, "tcId \(test.tcId)")
@@ -45,7 +45,7 @@ struct AESGCMTests {
 
     @Test("Tampering with ciphertext, AAD, nonce or tag yields authenticationFailed")
     func tampering() throws {
-        let key = [UInt8](repeating: 0x42, count: 32)
+        let key = SymmetricKey(bytes: [UInt8](repeating: 0x42, count: 32))
         let nonce = [UInt8](repeating: 1, count: 12)
         let box = try AESGCM.seal(Array("attack at dawn".utf8), key: key, nonce: nonce, aad: [9, 9])
         #expect(try AESGCM.open(box, key: key, aad: [9, 9]) == Array("attack at dawn".utf8))
@@ -68,23 +68,24 @@ struct AESGCMTests {
 
     @Test("Bad key, nonce and tag lengths are typed errors")
     func lengths() {
-        #expect(throws: CryptoError.invalidLength(what: "AES key", expected: "16, 24 or 32 bytes", actual: 15)) {
-            try AESGCM.seal([1], key: [UInt8](repeating: 0, count: 15), nonce: [UInt8](repeating: 0, count: 12))
+        let key16 = SymmetricKey(bytes: [UInt8](repeating: 0, count: 16))
+        #expect(throws: CryptoError.invalidLength(.aesKey, actual: 15)) {
+            try AESGCM.seal([1], key: SymmetricKey(bytes: [UInt8](repeating: 0, count: 15)), nonce: [UInt8](repeating: 0, count: 12))
         }
-        #expect(throws: CryptoError.invalidLength(what: "AES-GCM nonce", expected: "at least 1 byte", actual: 0)) {
-            try AESGCM.seal([1], key: [UInt8](repeating: 0, count: 16), nonce: [])
+        #expect(throws: CryptoError.invalidLength(.aesGCMNonce, actual: 0)) {
+            try AESGCM.seal([1], key: key16, nonce: [])
         }
-        #expect(throws: CryptoError.invalidLength(what: "AES-GCM tag", expected: "16 bytes", actual: 12)) {
-            try AESGCM.open(ciphertext: [1], tag: [UInt8](repeating: 0, count: 12), key: [UInt8](repeating: 0, count: 16), nonce: [1])
+        #expect(throws: CryptoError.invalidLength(.aesGCMTag, actual: 12)) {
+            try AESGCM.open(ciphertext: [1], tag: [UInt8](repeating: 0, count: 12), key: key16, nonce: [1])
         }
-        #expect(throws: CryptoError.self) {
-            try AESGCM.open(combined: [1, 2, 3], key: [UInt8](repeating: 0, count: 16), nonce: [1])
+        #expect(throws: CryptoError.invalidLength(.aesGCMCiphertextAndTag, actual: 3)) {
+            try AESGCM.open(combined: [1, 2, 3], key: key16, nonce: [1])
         }
     }
 
     @Test("Without a nonce, seal draws 12 bytes from the injected random source")
     func generatedNonce() throws {
-        let key = [UInt8](repeating: 3, count: 16)
+        let key = SymmetricKey(bytes: [UInt8](repeating: 3, count: 16))
         let box = try AESGCM.seal([1, 2, 3], key: key, random: FixedRandom(byte: 0xab))
         #expect(box.nonce == [UInt8](repeating: 0xab, count: 12))
         #expect(try AESGCM.open(box, key: key) == [1, 2, 3])

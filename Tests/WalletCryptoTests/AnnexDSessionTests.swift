@@ -36,24 +36,30 @@ struct AnnexDSessionTests {
         #expect(hexString(devicePrivate.publicKey.y) == device.y)
         let devicePublic = try ECPublicKey(x: hex(device.x), y: hex(device.y), curve: .p256)
         let readerPublic = try ECPublicKey(x: hex(reader.x), y: hex(reader.y), curve: .p256)
-        #expect(hexString(try readerPrivate.sharedSecret(with: devicePublic)) == expected.zab_hex)
-        #expect(hexString(try devicePrivate.sharedSecret(with: readerPublic)) == expected.zab_hex)
+        let zab = SharedSecret(bytes: try hex(expected.zab_hex))
+        #expect(try readerPrivate.sharedSecret(with: devicePublic) == zab)
+        #expect(try devicePrivate.sharedSecret(with: readerPublic) == zab)
+        #expect(try readerPrivate.sharedSecret(with: devicePublic).withUnsafeBytes { hexString(Array($0)) } == expected.zab_hex)
     }
 
     @Test("SKReader = HKDF-SHA256(ZAB, SHA-256(SessionTranscriptBytes), \"SKReader\", 32) matches Annex D")
     func skReader() throws {
         let expected = try TestVectors.shared("mdoc/annex_d_session_keys.json", as: AnnexDSessionKeys.self).expected
         let transcript = try TestVectors.shared("mdoc/annex_d_session_transcript.json", as: AnnexDTranscript.self)
-        let salt = SHA256.digest(hex(transcript.expected.session_transcript_bytes_hex))
+        let salt = SHA256.digest(try hex(transcript.expected.session_transcript_bytes_hex))
         let skReader = try HKDF.deriveKey(
             inputKeyMaterial: hex(expected.zab_hex), salt: salt, info: Array("SKReader".utf8), outputByteCount: 32)
         #expect(hexString(skReader) == expected.sk_reader_hex)
+        // The same derivation through the opaque types the session code uses.
+        let derived = try SharedSecret(bytes: hex(expected.zab_hex))
+            .hkdfDerivedSymmetricKey(salt: salt, info: Array("SKReader".utf8), outputByteCount: 32)
+        #expect(try derived == SymmetricKey(bytes: hex(expected.sk_reader_hex)))
     }
 
     @Test("The SessionEstablishment data decrypts with SKReader and IV 0x00×8 || counter 1 to the DeviceRequest, and re-encrypts byte for byte")
     func sessionEstablishment() throws {
         let file = try TestVectors.shared("mdoc/annex_d_session_establishment.json", as: AnnexDEstablishment.self)
-        let message = hex(file.expected.session_establishment_hex)
+        let message = try hex(file.expected.session_establishment_hex)
         // SessionEstablishment is the CBOR map {"eReaderKey": ..., "data": bstr}. "data" is its last
         // entry: text(4) "data" = 64 64617461, then bstr header 59 02df (735 bytes) and the bytes,
         // which run to the end of the message. No CBOR library here, so slice after that marker.
@@ -64,7 +70,7 @@ struct AnnexDSessionTests {
         let counter = UInt32(file.inputs.reader_message_counter)
         let iv: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0]
             + [UInt8(counter >> 24), UInt8(truncatingIfNeeded: counter >> 16), UInt8(truncatingIfNeeded: counter >> 8), UInt8(truncatingIfNeeded: counter)]
-        let key = hex(file.inputs.sk_reader_hex)
+        let key = SymmetricKey(bytes: try hex(file.inputs.sk_reader_hex))
         let plaintext = try AESGCM.open(combined: data, key: key, nonce: iv)
         #expect(hexString(plaintext) == file.expected.device_request_plaintext_hex)
         let resealed = try AESGCM.seal(plaintext, key: key, nonce: iv)

@@ -37,7 +37,7 @@ struct COSESignExamples: Decodable {
         guard let open = diagnostic.range(of: "h'", options: .backwards) else { return nil }
         let rest = diagnostic[open.upperBound...]
         guard let close = rest.firstIndex(of: "'") else { return nil }
-        return hex(String(rest[..<close]))
+        return Hex.decode(String(rest[..<close]))
     }
 }
 
@@ -62,7 +62,7 @@ struct ECDSATests {
             guard let curve = ECCurve(rawValue: key.crv), let x = key.x, let y = key.y else { continue }
             let publicKey = try ECPublicKey(
                 x: try #require(Base64URL.decode(x)), y: try #require(Base64URL.decode(y)), curve: curve)
-            let toBeSigned = hex(vector.intermediates.ToBeSign_hex)
+            let toBeSigned = try hex(vector.intermediates.ToBeSign_hex)
             let raw = try #require(COSESignExamples.signature(fromDiagnostic: vector.output.cbor_diag))
             let algorithm = try #require(SignatureAlgorithm(rawValue: vector.input.sign0.alg))
             let hash = try #require(algorithm.hashAlgorithm)
@@ -90,7 +90,7 @@ struct ECDSATests {
             #expect(try key.spkiDER == hex(group.publicKeyDer))
             for test in group.tests {
                 let publicKey = PublicKey.ec(key)
-                let accepted = publicKey.verify(signature: hex(test.sig), for: hex(test.msg), algorithm: .es256)
+                let accepted = publicKey.verify(signature: try hex(test.sig), for: try hex(test.msg), algorithm: .es256)
                 #expect(accepted == (test.result == "valid"), "tcId \(test.tcId)")
                 count += 1
             }
@@ -144,7 +144,7 @@ struct ECDSATests {
 
     @Test("Malformed DER and wrong raw lengths are typed errors")
     func malformed() throws {
-        #expect(throws: CryptoError.invalidLength(what: "P-256 raw ECDSA signature", expected: "64 bytes", actual: 63)) {
+        #expect(throws: CryptoError.invalidLength(.ecdsaSignature(.p256), actual: 63)) {
             try ECDSASignature(rawRepresentation: [UInt8](repeating: 1, count: 63), curve: .p256)
         }
         let bad: [[UInt8]] = [
@@ -158,9 +158,9 @@ struct ECDSATests {
             [0x31, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x02],              // SET, not SEQUENCE
         ]
         for der in bad {
-            #expect(throws: CryptoError.self, "\(der)") { try ECDSASignature(derRepresentation: der) }
+            #expect(throws: CryptoError.malformedEncoding(.ecdsaSignature), "\(der)") { try ECDSASignature(derRepresentation: der) }
         }
-        #expect(throws: CryptoError.malformedEncoding("not a DER ECDSA signature")) {
+        #expect(throws: CryptoError.malformedEncoding(.ecdsaSignature)) {
             try ECDSASignature(derRepresentation: [0x30, 0x03, 0x02, 0x01])
         }
         // A P-521-sized signature does not fit P-256.

@@ -27,22 +27,26 @@ struct ECKeyTests {
     @Test("Wrong lengths and encodings are typed errors")
     func badInputs() throws {
         let key = try ECPrivateKey.generate(curve: .p256).publicKey
-        #expect(throws: CryptoError.invalidLength(what: "P-256 x coordinate", expected: "32 bytes", actual: 31)) {
+        #expect(throws: CryptoError.invalidLength(.ecCoordinate(.p256), actual: 31)) {
             try ECPublicKey(x: Array(key.x.dropFirst()), y: key.y, curve: .p256)
         }
-        #expect(throws: CryptoError.self) { try ECPublicKey(x963Representation: [], curve: .p256) }
-        #expect(throws: CryptoError.self) { try ECPublicKey(x963Representation: key.sec1Uncompressed, curve: .p384) }
-        #expect(throws: CryptoError.self) { try ECPublicKey(x963Representation: [0x05] + key.x + key.y, curve: .p256) }
-        #expect(throws: CryptoError.self) { try ECPublicKey(x963Representation: [0x04] + key.x, curve: .p256) }
-        #expect(throws: CryptoError.self) { try ECPublicKey(spkiDER: [0x30, 0x00]) }
-        #expect(throws: CryptoError.self) { try ECPublicKey(spkiDER: key.spkiDER + [0]) }
-        #expect(throws: CryptoError.self) { try ECPublicKey(pem: "not a pem") }
-        #expect(throws: CryptoError.invalidLength(what: "P-256 private scalar", expected: "32 bytes", actual: 33)) {
+        #expect(throws: CryptoError.invalidKey(.malformed)) { try ECPublicKey(x963Representation: [], curve: .p256) }
+        #expect(throws: CryptoError.invalidKey(.malformed)) {
+            try ECPublicKey(x963Representation: key.sec1Uncompressed, curve: .p384)
+        }
+        #expect(throws: CryptoError.invalidKey(.malformed)) {
+            try ECPublicKey(x963Representation: [0x05] + key.x + key.y, curve: .p256)
+        }
+        #expect(throws: CryptoError.invalidKey(.malformed)) { try ECPublicKey(x963Representation: [0x04] + key.x, curve: .p256) }
+        #expect(throws: CryptoError.malformedEncoding(.subjectPublicKeyInfo)) { try ECPublicKey(spkiDER: [0x30, 0x00]) }
+        #expect(throws: CryptoError.malformedEncoding(.subjectPublicKeyInfo)) { try ECPublicKey(spkiDER: key.spkiDER + [0]) }
+        #expect(throws: CryptoError.malformedEncoding(.pem)) { try ECPublicKey(pem: "not a pem") }
+        #expect(throws: CryptoError.invalidLength(.ecPrivateScalar(.p256), actual: 33)) {
             try ECPrivateKey(rawRepresentation: [UInt8](repeating: 1, count: 33), curve: .p256)
         }
         #expect(throws: CryptoError.self) { try ECPrivateKey(rawRepresentation: [UInt8](repeating: 0, count: 32), curve: .p256) }
         // The group order n itself is out of range.
-        let order = hex("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
+        let order = try hex("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")
         #expect(throws: CryptoError.self) { try ECPrivateKey(rawRepresentation: order, curve: .p256) }
         #expect(throws: CryptoError.self) { try ECPrivateKey(pkcs8DER: [0x30, 0x03, 0x02, 0x01, 0x00]) }
         #expect(throws: CryptoError.self) { try ECPrivateKey(pem: "") }

@@ -29,9 +29,9 @@ struct HKDFTests {
         let cases = file.vectors.filter { $0.inputs.hash == "SHA-256" }
         #expect(cases.count == 3)
         for vector in cases {
-            let ikm = hex(vector.inputs.ikm_hex)
-            let salt = hex(vector.inputs.salt_hex ?? "")
-            let info = hex(vector.inputs.info_hex ?? "")
+            let ikm = try hex(vector.inputs.ikm_hex)
+            let salt = try hex(vector.inputs.salt_hex ?? "")
+            let info = try hex(vector.inputs.info_hex ?? "")
             let prk = try HKDF.extract(inputKeyMaterial: ikm, salt: salt, hash: .sha256)
             #expect(hexString(prk) == vector.expected.prk_hex, "\(vector.name)")
             let okm = try HKDF.expand(
@@ -46,7 +46,7 @@ struct HKDFTests {
     @Test("Output lengths outside 1...255×HashLen and a short PRK are rejected with typed errors")
     func lengths() throws {
         let ikm = [UInt8](repeating: 7, count: 32)
-        #expect(throws: CryptoError.invalidLength(what: "HKDF output", expected: "1...8160 bytes", actual: 0)) {
+        #expect(throws: CryptoError.invalidLength(.hkdfOutput, actual: 0)) {
             try HKDF.deriveKey(inputKeyMaterial: ikm, outputByteCount: 0)
         }
         #expect(throws: CryptoError.self) { try HKDF.deriveKey(inputKeyMaterial: ikm, outputByteCount: 255 * 32 + 1) }

@@ -27,7 +27,7 @@ struct HashAlgorithmTests {
 
     @Test("HMAC-SHA256 matches RFC 4231 test case 2 and verifies in constant time")
     func hmacRFC4231() throws {
-        let key = Array("Jefe".utf8)
+        let key = SymmetricKey(bytes: Array("Jefe".utf8))
         let message = Array("what do ya want for nothing?".utf8)
         let code = try HMAC.authenticationCode(for: message, key: key, algorithm: .sha256)
         #expect(hexString(code) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
@@ -37,7 +37,7 @@ struct HashAlgorithmTests {
         #expect(try !HMAC.isValid(tampered, for: message, key: key))
         #expect(try !HMAC.isValid(Array(code.prefix(16)), for: message, key: key))
         #expect(try HMAC.authenticationCode(for: message, key: key, algorithm: .sha512).count == 64)
-        #expect(try HMAC.authenticationCode(for: [], key: [], algorithm: .sha384).count == 48)
+        #expect(try HMAC.authenticationCode(for: [], key: SymmetricKey(bytes: []), algorithm: .sha384).count == 48)
     }
 
     @Test("ConstantTime.equals compares content and treats a length mismatch as unequal")
@@ -48,12 +48,12 @@ struct HashAlgorithmTests {
         #expect(ConstantTime.equals([], []))
     }
 
-    @Test("SecureRandom returns the requested number of bytes and rejects a negative count")
+    @Test("SystemRandom returns the requested number of bytes and rejects a negative count")
     func secureRandom() throws {
-        #expect(try SecureRandom.bytes(count: 0).isEmpty)
-        let a = try SecureRandom.bytes(count: 32)
+        #expect(try SystemRandom().bytes(count: 0).isEmpty)
+        let a = try SystemRandom().bytes(count: 32)
         let b = try SystemRandom().bytes(count: 32)
         #expect(a.count == 32 && b.count == 32 && a != b)
-        #expect(throws: CryptoError.self) { try SecureRandom.bytes(count: -1) }
+        #expect(throws: CryptoError.invalidLength(.randomByteCount, actual: -1)) { try SystemRandom().bytes(count: -1) }
     }
 }

@@ -314,8 +314,8 @@ struct TestReader {
         let reader = try MdocReader(connector: BLEConnector(party: .reader, modes: [.peripheralServer]) { [air] in air.makeRadio() },
                                     trustAnchors: issuerAnchors)
         try await reader.engage(qrCodeUri: engagement.qrCodeUri ?? "")
-        let items = ItemsRequest(docType: Parties.mDLType, nameSpaces: [(Parties.nameSpace, [
-            ("family_name", false), ("age_over_18", false), ("portrait", false)])])
+        let items = ItemsRequest(docType: Parties.mDLType, nameSpaces: [NameSpaced(Parties.nameSpace, [
+            RequestedElement("family_name", false), RequestedElement("age_over_18", false), RequestedElement("portrait", false)])])
         let verified = try await reader.request([items], readerKey: ReaderAuthenticationKey(signer: SoftwareSigner(key), certificateChain: [certificate]))
         await reader.end()
         await holder.value

@@ -52,16 +52,16 @@ struct CredentialStoreTests {
     func validation() async throws {
         let (store, _) = try makeStore()
         let issuer = IssuerInfo(identifier: "https://issuer.example")
-        await #expect(throws: StorageError.invalidCredential("an issued credential needs at least one instance")) {
+        await #expect(throws: StorageError.invalidCredential(.noInstances)) {
             try await store.save(StoredCredential(id: "x", format: .msoMdoc, type: "t", issuer: issuer, instances: []))
         }
         let twice = [CredentialInstance(index: 0, keyAlias: "k", raw: []), CredentialInstance(index: 1, keyAlias: "k", raw: [])]
-        await #expect(throws: StorageError.invalidCredential("two instances share a key alias")) {
+        await #expect(throws: StorageError.invalidCredential(.duplicateKeyAlias)) {
             try await store.save(StoredCredential(id: "x", format: .msoMdoc, type: "t", issuer: issuer, instances: twice))
         }
         try await store.save(StoredCredential(id: "a", format: .msoMdoc, type: "t", issuer: issuer,
                                               instances: [CredentialInstance(index: 0, keyAlias: "shared", raw: [])]))
-        await #expect(throws: StorageError.invalidCredential("key alias shared belongs to another credential")) {
+        await #expect(throws: StorageError.invalidCredential(.keyAliasInUse("shared"))) {
             try await store.save(StoredCredential(id: "b", format: .msoMdoc, type: "t", issuer: issuer,
                                                   instances: [CredentialInstance(index: 0, keyAlias: "shared", raw: [])]))
         }
@@ -168,7 +168,7 @@ struct CredentialStoreTests {
         #expect(try await store.credential(id: "c")?.refreshToken == token)
         await store.close()
         let otherKey = try CredentialStore(location: .file(url), secureArea: area, wrapping: FixedKeyWrappingProvider(byte: 1))
-        await #expect(throws: StorageError.unwrapFailed(what: "test secret")) { _ = try await otherKey.credential(id: "c") }
+        await #expect(throws: StorageError.unwrapFailed) { _ = try await otherKey.credential(id: "c") }
     }
 
     @Test("the issuance context round-trips encrypted: its bytes are not in the database file, another id cannot read it")

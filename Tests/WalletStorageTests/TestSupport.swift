@@ -16,13 +16,12 @@ struct FixedKeyWrappingProvider: KeyWrappingProvider {
     let wrapper: AESKeyWrapper
 
     init(byte: UInt8 = 0x5A) {
-        var key = [UInt8](repeating: byte, count: 32)
-        wrapper = AESKeyWrapper(key: SecretBytes(consuming: &key))
+        wrapper = AESKeyWrapper(key: SymmetricKey(bytes: [UInt8](repeating: byte, count: 32)))
     }
 
     func wrap(_ plaintext: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] { try wrapper.wrap(plaintext, aad: aad) }
     func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
-        try wrapper.unwrap(wrapped, aad: aad, what: "test secret")
+        try wrapper.unwrap(wrapped, aad: aad)
     }
 }
 

@@ -32,8 +32,8 @@ struct MdocCommandTests {
         let deviceKey = try ECPrivateKey.generate(curve: .p256)
         let credential = try await MdocIssuer(signer: SoftwareSigner(dsKey), certificateChain: [ds]).issue(
             docType: "org.iso.18013.5.1.mDL",
-            nameSpaces: [("org.iso.18013.5.1", [("family_name", "Doe"), ("portrait", .byteString([0xfb, 0xff])),
-                                                ("birth_date", .tagged(1004, "1980-05-01"))])],
+            nameSpaces: [NameSpaced("org.iso.18013.5.1", [DataElement("family_name", "Doe"), DataElement("portrait", .byteString([0xfb, 0xff])),
+                                                          DataElement("birth_date", .tagged(1004, "1980-05-01"))])],
             deviceKey: COSEKey(publicKey: .ec(deviceKey.publicKey)),
             validity: ValidityInfo(signed: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(7 * 86_400)))
         let eDeviceKey = try ECPrivateKey.generate(curve: .p256)
@@ -41,7 +41,8 @@ struct MdocCommandTests {
         let transcript = SessionTranscript(deviceEngagement: DeviceEngagement(security: EngagementSecurity(eDeviceKey: eDeviceKey.publicKey)),
                                            eReaderKeyEncoded: COSEKey(publicKey: .ec(eReaderKey.publicKey)).encoded(), handover: .qr)
         let request = DeviceRequest(docRequests: [DocRequest(itemsRequest: ItemsRequest(
-            docType: "org.iso.18013.5.1.mDL", nameSpaces: [("org.iso.18013.5.1", [("family_name", false), ("portrait", false), ("birth_date", false)])]))])
+            docType: "org.iso.18013.5.1.mDL", nameSpaces: [NameSpaced("org.iso.18013.5.1", [RequestedElement("family_name", false), RequestedElement("portrait", false),
+                                                           RequestedElement("birth_date", false)])]))])
         let signed = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
                                                              authentication: { _ in .signature(SoftwareSigner(deviceKey)) })
         let maced = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,

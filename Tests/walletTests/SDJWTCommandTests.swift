@@ -48,8 +48,8 @@ struct SDJWTCommandTests {
         let files = try Self.files()
         let base = ["sdjwt", "verify", files.presentation, "--issuer-key", files.jwk, "--profile", "sd-jwt",
                     "--aud", "https://verifier.example.org"]
-        let cases = [(base + ["--nonce", "other", "--at", Self.at], "SDJWTError.nonceMismatch"),
-                     (base + ["--nonce", "1234567890"], "SDJWTError.keyBindingTime.issuedTooLongAgo")]
+        let cases = [(base + ["--nonce", "other", "--at", Self.at], "SDJWTError.keyBinding.nonceMismatch"),
+                     (base + ["--nonce", "1234567890"], "SDJWTError.keyBinding.invalidTime.issuedTooLongAgo")]
         for (arguments, identifier) in cases {
             do {
                 _ = try await WalletCommand.run(arguments)

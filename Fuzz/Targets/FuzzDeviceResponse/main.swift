@@ -18,8 +18,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for document in response.documents {
             let mso = document.issuerSigned.mobileSecurityObject
             let hash = (try? mso.hashAlgorithm()) ?? .sha256
-            for (nameSpace, items) in document.issuerSigned.nameSpaces {
-                for item in items { _ = mso.valueDigests[nameSpace]?[item.item.digestID] == item.digest(hash) }
+            for space in document.issuerSigned.nameSpaces {
+                for item in space.elements { _ = mso.valueDigests[space.nameSpace]?[item.item.digestID] == item.digest(hash) }
             }
             _ = try? mso.devicePublicKey()
             _ = DeviceSigned.deviceAuthenticationBytes(sessionTranscript: transcript, docType: document.docType,

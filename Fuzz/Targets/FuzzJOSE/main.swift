@@ -1,4 +1,5 @@
 import JOSE
+import WalletCrypto
 
 // libFuzzer entry for the JOSE parsers: the input is read as a compact JWS, JWT and
 // JWE, as a JWK and a JWK Set, and parsed objects are pushed through verification and
@@ -10,7 +11,7 @@ private let fixedKey: JWK? = try? JWK(json: """
     {"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",\
     "y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0","d":"jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI"}
     """)
-private let fixedHMACKey: [UInt8] = Array(repeating: 0x2A, count: 32)
+private let fixedHMACKey = SymmetricKey(bytes: Array(repeating: 0x2A, count: 32))
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -5,7 +5,7 @@ import WalletCrypto
 // the data with a fixed key and the reader's counter-1 IV. Any outcome other than a crash
 // is acceptable.
 
-private let fixedKey = [UInt8](repeating: 0x5a, count: 32)
+private let fixedKey = SymmetricKey(bytes: [UInt8](repeating: 0x5a, count: 32))
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

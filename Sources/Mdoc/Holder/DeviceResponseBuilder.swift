@@ -35,7 +35,8 @@ public struct DeviceResponseBuilder: Sendable {
     ///   - deviceNameSpaces: elements the device signs itself; each must be covered by the
     ///     MSO's keyAuthorizations.
     /// - Throws: `docTypeMismatch`, `notAuthorizedByKeyAuthorizations`, `deviceKeyMismatch`,
-    ///   `cose`, `crypto`, `keyOperationFailed`.
+    ///   `keyOperation` (the signer's or key agreement's own failure, such as a cancelled
+    ///   prompt, unchanged), `cose`, `crypto`.
     public mutating func addDocument(_ credential: IssuerSigned, for request: ItemsRequest,
                                      consented: [String: Set<String>]? = nil,
                                      deviceNameSpaces: DeviceNameSpaces = .empty,
@@ -43,29 +44,31 @@ public struct DeviceResponseBuilder: Sendable {
         let mso = credential.mobileSecurityObject
         guard request.docType == mso.docType else { throw .docTypeMismatch(expected: request.docType, actual: mso.docType) }
         // ISO 18013-5 §9.1.2.4: the device key may sign only what keyAuthorizations allow.
-        for (nameSpace, elements) in deviceNameSpaces.nameSpaces {
-            for (identifier, _) in elements where mso.keyAuthorizations?.authorizes(nameSpace: nameSpace, elementIdentifier: identifier) != true {
-                throw .notAuthorizedByKeyAuthorizations(nameSpace: nameSpace, elementIdentifier: identifier)
+        for space in deviceNameSpaces.nameSpaces {
+            for element in space.elements
+            where mso.keyAuthorizations?.authorizes(nameSpace: space.nameSpace, elementIdentifier: element.identifier) != true {
+                throw .notAuthorizedByKeyAuthorizations(nameSpace: space.nameSpace, elementIdentifier: element.identifier)
             }
         }
-        var disclosed: [(nameSpace: String, items: [IssuerSignedItemBytes])] = []
-        var errors: [(nameSpace: String, elements: [(identifier: String, code: Int)])] = []
-        for (nameSpace, requested) in request.nameSpaces {
+        var disclosed: [NameSpaced<IssuerSignedItemBytes>] = []
+        var errors: [NameSpaced<ElementError>] = []
+        for requestedSpace in request.nameSpaces {
+            let nameSpace = requestedSpace.nameSpace
             let available = credential.items(in: nameSpace)
             var items: [IssuerSignedItemBytes] = []
-            var missing: [(identifier: String, code: Int)] = []
-            for (identifier, _) in requested {
+            var missing: [ElementError] = []
+            for identifier in requestedSpace.elements.map(\.identifier) {
                 let allowed = consented.map { $0[nameSpace]?.contains(identifier) == true } ?? true
                 if allowed, let item = available.first(where: { $0.item.elementIdentifier == identifier }) {
                     items.append(item)
                 } else if !deviceNameSpaces.nameSpaces.contains(where: { space in
                     space.nameSpace == nameSpace && space.elements.contains { $0.identifier == identifier }
                 }) {
-                    missing.append((identifier, 0))
+                    missing.append(ElementError(identifier: identifier, code: 0))
                 }
             }
-            if !items.isEmpty { disclosed.append((nameSpace, items)) }
-            if !missing.isEmpty { errors.append((nameSpace, missing)) }
+            if !items.isEmpty { disclosed.append(NameSpaced(nameSpace: nameSpace, elements: items)) }
+            if !missing.isEmpty { errors.append(NameSpaced(nameSpace: nameSpace, elements: missing)) }
         }
         let issuerSigned = try IssuerSigned(nameSpaces: disclosed, issuerAuth: credential.issuerAuth)
         let payload = DeviceSigned.deviceAuthenticationBytes(sessionTranscript: sessionTranscript, docType: mso.docType,
@@ -77,6 +80,8 @@ public struct DeviceResponseBuilder: Sendable {
             guard signer.publicKey == deviceKey else { throw .deviceKeyMismatch }
             do {
                 deviceAuth = .signature(try await COSESign1.sign(payload: payload, detached: true, tagged: false, signer: signer))
+            } catch .keyOperation(let failure) {
+                throw .keyOperation(failure)
             } catch {
                 throw .cose(error)
             }

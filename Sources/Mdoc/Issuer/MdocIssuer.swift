@@ -24,27 +24,28 @@ public struct MdocIssuer: Sendable {
     ///   - nameSpaces: the elements by namespace, in presentation order.
     ///   - deviceKey: the holder's device public key (goes into deviceKeyInfo).
     ///   - keyAuthorizations: what the device key may sign in DeviceSigned.
-    /// - Throws: `cose`, `crypto`, `keyOperationFailed`.
-    public func issue(docType: String, nameSpaces: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])],
+    /// - Throws: `keyOperation` (the signer's own failure, unchanged), `cose`, `crypto`.
+    public func issue(docType: String, nameSpaces: [NameSpaced<DataElement>],
                       deviceKey: COSEKey, validity: ValidityInfo, keyAuthorizations: KeyAuthorizations? = nil,
                       digestAlgorithm: HashAlgorithm = .sha256) async throws(MdocError) -> IssuerSigned {
-        var issued: [(nameSpace: String, items: [IssuerSignedItemBytes])] = []
+        var issued: [NameSpaced<IssuerSignedItemBytes>] = []
         var digests: [String: [UInt64: [UInt8]]] = [:]
-        for (nameSpace, elements) in nameSpaces {
+        for space in nameSpaces {
+            let nameSpace = space.nameSpace, elements = space.elements
             // digestIDs in a random order, so that an ID says nothing about the element (§9.1.2.5).
             let ids = try randomPermutation(elements.count)
             var items: [IssuerSignedItemBytes] = []
             var byID: [UInt64: [UInt8]] = [:]
             for (index, element) in elements.enumerated() {
                 let salt: [UInt8]
-                do { salt = try random.bytes(count: 32) } catch { throw MdocError.wrap(error) }
+                do { salt = try random.bytes(count: 32) } catch { throw .crypto(error) }
                 let item = IssuerSignedItemBytes(IssuerSignedItem(digestID: ids[index], random: salt,
                                                                   elementIdentifier: element.identifier,
                                                                   elementValue: element.value))
                 items.append(item)
                 byID[ids[index]] = item.digest(digestAlgorithm)
             }
-            issued.append((nameSpace, items))
+            issued.append(NameSpaced(nameSpace: nameSpace, elements: items))
             digests[nameSpace] = byID
         }
         let mso = try MobileSecurityObject(digestAlgorithm: digestAlgorithm, valueDigests: digests, deviceKey: deviceKey,
@@ -56,6 +57,8 @@ public struct MdocIssuer: Sendable {
             issuerAuth = try await COSESign1.sign(payload: CBORSplice.embedded(mso.encodedBytes),
                                                   unprotected: COSEHeaderMap([(.x5chain, x5chain)]), tagged: false,
                                                   signer: signer)
+        } catch .keyOperation(let failure) {
+            throw .keyOperation(failure)
         } catch {
             throw .cose(error)
         }
@@ -66,7 +69,7 @@ public struct MdocIssuer: Sendable {
         var ids = (0..<count).map { UInt64($0) }
         guard count > 1 else { return ids }
         let noise: [UInt8]
-        do { noise = try random.bytes(count: 4 * count) } catch { throw MdocError.wrap(error) }
+        do { noise = try random.bytes(count: 4 * count) } catch { throw .crypto(error) }
         for index in stride(from: count - 1, to: 0, by: -1) {
             let word = noise[4 * index..<4 * index + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             ids.swapAt(index, Int(word % UInt32(index + 1)))

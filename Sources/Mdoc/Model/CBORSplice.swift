@@ -60,56 +60,56 @@ enum MdocDecoding {
 
     /// The content of a `#6.24(bstr .cbor X)` item, decoded with exact bytes.
     static func embedded(_ item: CBORItem, _ what: String) throws(MdocError) -> CBORItem {
-        guard item.tag == 24 else { throw .malformed("\(what) is not a tag-24 embedded CBOR item") }
+        guard item.tag == 24 else { throw .malformed(what, .wrongType(expected: .embeddedCBOR)) }
         do { return try item.embeddedItem(options: options) } catch { throw .cbor(error) }
     }
 }
 
 extension CBORItem {
     func required(_ key: String, in what: String) throws(MdocError) -> CBORItem {
-        guard majorType == 5 else { throw .malformed("\(what) is not a map") }
-        guard let value = self[key] else { throw .malformed("\(what) has no \(key)") }
+        guard majorType == 5 else { throw .malformed(what, .wrongType(expected: .map)) }
+        guard let value = self[key] else { throw .malformed(what, .missingMember(key)) }
         return value
     }
 
     func requiredMap(_ what: String) throws(MdocError) -> [(key: CBORItem, value: CBORItem)] {
-        guard majorType == 5 else { throw .malformed("\(what) is not a map") }
+        guard majorType == 5 else { throw .malformed(what, .wrongType(expected: .map)) }
         return mapEntries
     }
 
     func requiredArray(_ what: String) throws(MdocError) -> [CBORItem] {
-        guard majorType == 4 else { throw .malformed("\(what) is not an array") }
+        guard majorType == 4 else { throw .malformed(what, .wrongType(expected: .array)) }
         return children
     }
 
     func text(_ what: String) throws(MdocError) -> String {
-        guard let text = value.stringValue else { throw .malformed("\(what) is not a text string") }
+        guard let text = value.stringValue else { throw .malformed(what, .wrongType(expected: .textString)) }
         return text
     }
 
     func bytes(_ what: String) throws(MdocError) -> [UInt8] {
-        guard let bytes = value.bytesValue else { throw .malformed("\(what) is not a byte string") }
+        guard let bytes = value.bytesValue else { throw .malformed(what, .wrongType(expected: .byteString)) }
         return bytes
     }
 
     func unsigned(_ what: String) throws(MdocError) -> UInt64 {
-        guard case .unsigned(let number) = value else { throw .malformed("\(what) is not an unsigned integer") }
+        guard case .unsigned(let number) = value else { throw .malformed(what, .wrongType(expected: .unsignedInteger)) }
         return number
     }
 
     func int(_ what: String) throws(MdocError) -> Int {
-        guard let number = value.intValue else { throw .malformed("\(what) is not an integer") }
+        guard let number = value.intValue else { throw .malformed(what, .wrongType(expected: .integer)) }
         return number
     }
 
     func bool(_ what: String) throws(MdocError) -> Bool {
-        guard let flag = value.boolValue else { throw .malformed("\(what) is not a boolean") }
+        guard let flag = value.boolValue else { throw .malformed(what, .wrongType(expected: .boolean)) }
         return flag
     }
 
     func date(_ what: String) throws(MdocError) -> Date {
         // ISO 18013-5 §7.2.1 tdate = #6.0(tstr); tag 1 is accepted too when reading.
-        do { return try value.dateValue() } catch { throw .malformed("\(what) is not a tdate") }
+        do { return try value.dateValue() } catch { throw .malformed(what, .wrongType(expected: .date)) }
     }
 
     var exactBytes: [UInt8] { Array(encodedBytes) }

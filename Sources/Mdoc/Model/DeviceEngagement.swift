@@ -29,7 +29,7 @@ public struct EngagementSecurity: Sendable, Hashable {
 
     init(item: CBORItem, what: String) throws(MdocError) {
         let parts = try item.requiredArray(what)
-        guard parts.count >= 2 else { throw .malformed("\(what) is not [cipherSuite, EDeviceKeyBytes]") }
+        guard parts.count >= 2 else { throw .malformed(what, .wrongElementCount(expected: 2, actual: parts.count)) }
         cipherSuite = try parts[0].int("\(what) cipher suite")
         guard cipherSuite == Self.cipherSuite1 else { throw .unsupportedCipherSuite(cipherSuite) }
         let keyItem = try MdocDecoding.embedded(parts[1], "EDeviceKeyBytes")
@@ -42,7 +42,7 @@ public struct EngagementSecurity: Sendable, Hashable {
     public func ecPublicKey() throws(MdocError) -> ECPublicKey {
         let key: PublicKey
         do { key = try eDeviceKey.publicKey() } catch { throw .cose(error) }
-        guard case .ec(let ecKey) = key else { throw .cose(.invalidKey("EDeviceKey is not an EC key")) }
+        guard case .ec(let ecKey) = key else { throw .cose(.invalidKey(.wrongKeyType(expected: .ec2))) }
         return ecKey
     }
 
@@ -67,7 +67,7 @@ public struct OriginInfo: Sendable, Hashable {
     var cbor: CBOR { .map(CBORMap([("cat", .unsigned(category)), ("type", .unsigned(type)), ("details", details)])) }
     init(cbor: CBOR) throws(MdocError) {
         guard let category = cbor["cat"]?.uint64Value, let type = cbor["type"]?.uint64Value else {
-            throw .malformed("OriginInfo needs cat and type")
+            throw .malformed("OriginInfo", .ruleViolated)
         }
         self.init(category: category, type: type, details: cbor["details"] ?? .null)
     }
@@ -132,7 +132,7 @@ public struct DeviceEngagement: Sendable, Hashable {
         protocolInfo = item[4]?.value
         originInfos = common.originInfos
         if let capabilitiesItem = item[6] {
-            guard let map = capabilitiesItem.value.mapValue else { throw .malformed("Capabilities is not a map") }
+            guard let map = capabilitiesItem.value.mapValue else { throw .malformed("Capabilities", .wrongType(expected: .map)) }
             capabilities = map
         } else {
             capabilities = nil
@@ -166,10 +166,10 @@ struct EngagementFields {
 
     init(item: CBORItem, what: String, methodsName: String) throws(MdocError) {
         _ = try item.requiredMap(what)
-        guard let versionItem = item[0] else { throw .malformed("\(what) has no version (0)") }
+        guard let versionItem = item[0] else { throw .malformed(what, .missingMember("version (0)")) }
         version = try versionItem.text("\(what) version")
         guard version.hasPrefix("1.") else { throw .unsupportedVersion(version) }
-        guard let securityItem = item[1] else { throw .malformed("\(what) has no security (1)") }
+        guard let securityItem = item[1] else { throw .malformed(what, .missingMember("security (1)")) }
         security = try EngagementSecurity(item: securityItem, what: "\(what) security")
         methods = try item[2].map { methods throws(MdocError) in
             try methods.requiredArray(methodsName).map { item throws(MdocError) in try DeviceRetrievalMethod(cbor: item.value) }

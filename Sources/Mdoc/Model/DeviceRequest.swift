@@ -9,14 +9,14 @@ public struct ItemsRequest: Sendable, Hashable {
     public let docType: String
     /// Requested elements by namespace, each with the reader's intent to retain, in the
     /// order received.
-    public let nameSpaces: [(nameSpace: String, elements: [(identifier: String, intentToRetain: Bool)])]
+    public let nameSpaces: [NameSpaced<RequestedElement>]
     /// Additional request information, as decoded.
     public let requestInfo: CBORMap?
     /// The encoding (content of ItemsRequestBytes), as received or built.
     public let encodedBytes: [UInt8]
 
     /// Builds a request (namespaces and elements in the given order).
-    public init(docType: String, nameSpaces: [(nameSpace: String, elements: [(identifier: String, intentToRetain: Bool)])],
+    public init(docType: String, nameSpaces: [NameSpaced<RequestedElement>],
                 requestInfo: CBORMap? = nil) {
         self.docType = docType
         self.nameSpaces = nameSpaces
@@ -32,18 +32,18 @@ public struct ItemsRequest: Sendable, Hashable {
 
     init(item: CBORItem) throws(MdocError) {
         docType = try item.required("docType", in: "ItemsRequest").text("ItemsRequest docType")
-        var spaces: [(nameSpace: String, elements: [(identifier: String, intentToRetain: Bool)])] = []
+        var spaces: [NameSpaced<RequestedElement>] = []
         for (key, elements) in try item.required("nameSpaces", in: "ItemsRequest").requiredMap("ItemsRequest nameSpaces") {
             let name = try key.text("ItemsRequest namespace")
-            var list: [(identifier: String, intentToRetain: Bool)] = []
+            var list: [RequestedElement] = []
             for (id, retain) in try elements.requiredMap("DataElements") {
-                list.append((try id.text("data element identifier"), try retain.bool("IntentToRetain")))
+                list.append(RequestedElement(identifier: try id.text("data element identifier"), intentToRetain: try retain.bool("IntentToRetain")))
             }
-            spaces.append((name, list))
+            spaces.append(NameSpaced(nameSpace: name, elements: list))
         }
         nameSpaces = spaces
         if let info = item["requestInfo"] {
-            guard let map = info.value.mapValue else { throw .malformed("requestInfo is not a map") }
+            guard let map = info.value.mapValue else { throw .malformed("requestInfo", .wrongType(expected: .map)) }
             requestInfo = map
         } else {
             requestInfo = nil

@@ -11,11 +11,11 @@ public struct Document: Sendable, Hashable {
     /// Device-signed elements and the device authentication.
     public let deviceSigned: DeviceSigned
     /// Elements not returned, by namespace, with their error codes (0: data not returned).
-    public let errors: [(nameSpace: String, elements: [(identifier: String, code: Int)])]
+    public let errors: [NameSpaced<ElementError>]
 
     /// Assembles a document.
     public init(docType: String, issuerSigned: IssuerSigned, deviceSigned: DeviceSigned,
-                errors: [(nameSpace: String, elements: [(identifier: String, code: Int)])] = []) {
+                errors: [NameSpaced<ElementError>] = []) {
         self.docType = docType
         self.issuerSigned = issuerSigned
         self.deviceSigned = deviceSigned
@@ -26,14 +26,14 @@ public struct Document: Sendable, Hashable {
         docType = try item.required("docType", in: "Document").text("Document docType")
         issuerSigned = try IssuerSigned(item: try item.required("issuerSigned", in: "Document"))
         deviceSigned = try DeviceSigned(item: try item.required("deviceSigned", in: "Document"))
-        var list: [(nameSpace: String, elements: [(identifier: String, code: Int)])] = []
+        var list: [NameSpaced<ElementError>] = []
         if let errorsItem = item["errors"] {
             for (key, items) in try errorsItem.requiredMap("Errors") {
-                var elements: [(identifier: String, code: Int)] = []
+                var elements: [ElementError] = []
                 for (id, code) in try items.requiredMap("ErrorItems") {
-                    elements.append((try id.text("error element identifier"), try code.int("ErrorCode")))
+                    elements.append(ElementError(identifier: try id.text("error element identifier"), code: try code.int("ErrorCode")))
                 }
-                list.append((try key.text("Errors namespace"), elements))
+                list.append(NameSpaced(nameSpace: try key.text("Errors namespace"), elements: elements))
             }
         }
         errors = list

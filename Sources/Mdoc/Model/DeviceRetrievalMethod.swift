@@ -104,19 +104,19 @@ public enum DeviceRetrievalMethod: Sendable, Hashable {
     public init(cbor: CBOR) throws(MdocError) {
         guard case .array(let parts) = cbor, parts.count >= 3, let type = parts[0].intValue,
               let version = parts[1].intValue else {
-            throw .malformed("DeviceRetrievalMethod is not [type, version, options]")
+            throw .malformed("DeviceRetrievalMethod", .ruleViolated)
         }
         let options = parts[2]
-        guard case .map(let map) = options else { throw .malformed("RetrievalOptions is not a map") }
+        guard case .map(let map) = options else { throw .malformed("RetrievalOptions", .wrongType(expected: .map)) }
         func get<T>(_ key: Int, _ read: (CBOR) -> T?) throws(MdocError) -> T? {
             guard let value = map[CBOR(key)] else { return nil }
-            guard let typed = read(value) else { throw .malformed("RetrievalOptions key \(key) has the wrong type") }
+            guard let typed = read(value) else { throw .malformed("RetrievalOptions \(key)", .ruleViolated) }
             return typed
         }
         switch type {
         case 1:
             guard let command = try get(0, \.uint64Value), let response = try get(1, \.uint64Value) else {
-                throw .malformed("NFC options need keys 0 and 1")
+                throw .malformed("NFC RetrievalOptions", .ruleViolated)
             }
             self = .nfc(version: version, NFCOptions(maxCommandDataLength: command, maxResponseDataLength: response))
         case 2:

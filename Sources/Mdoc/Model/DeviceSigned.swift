@@ -13,7 +13,7 @@ public enum DeviceAuth: Sendable, Hashable {
 /// carried as `DeviceNameSpacesBytes = #6.24(bstr .cbor DeviceNameSpaces)`.
 public struct DeviceNameSpaces: Sendable, Hashable {
     /// The elements by namespace, in order.
-    public let nameSpaces: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])]
+    public let nameSpaces: [NameSpaced<DataElement>]
     /// The encoding (content of DeviceNameSpacesBytes), as received or built.
     public let encodedBytes: [UInt8]
 
@@ -21,7 +21,7 @@ public struct DeviceNameSpaces: Sendable, Hashable {
     public static let empty = DeviceNameSpaces(nameSpaces: [])
 
     /// Builds device-signed elements.
-    public init(nameSpaces: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])]) {
+    public init(nameSpaces: [NameSpaced<DataElement>]) {
         self.nameSpaces = nameSpaces
         encodedBytes = CBOR.map(CBORMap(nameSpaces.map { space in
             (CBOR.textString(space.nameSpace), CBOR.map(CBORMap(space.elements.map { (CBOR.textString($0.identifier), $0.value) })))
@@ -29,13 +29,13 @@ public struct DeviceNameSpaces: Sendable, Hashable {
     }
 
     init(item: CBORItem) throws(MdocError) {
-        var spaces: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])] = []
+        var spaces: [NameSpaced<DataElement>] = []
         for (key, elements) in try item.requiredMap("DeviceNameSpaces") {
-            var list: [(identifier: String, value: CBOR)] = []
+            var list: [DataElement] = []
             for (id, value) in try elements.requiredMap("DeviceSignedItems") {
-                list.append((try id.text("device signed element identifier"), value.value))
+                list.append(DataElement(identifier: try id.text("device signed element identifier"), value: value.value))
             }
-            spaces.append((try key.text("DeviceNameSpaces key"), list))
+            spaces.append(NameSpaced(nameSpace: try key.text("DeviceNameSpaces key"), elements: list))
         }
         nameSpaces = spaces
         encodedBytes = item.exactBytes

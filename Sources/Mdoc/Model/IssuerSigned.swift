@@ -5,14 +5,14 @@ import COSE
 /// `{? "nameSpaces": {tstr => [+ IssuerSignedItemBytes]}, "issuerAuth": COSE_Sign1}`.
 public struct IssuerSigned: Sendable, Hashable {
     /// The elements by namespace, each in its exact issued bytes, in the order received.
-    public let nameSpaces: [(nameSpace: String, items: [IssuerSignedItemBytes])]
+    public let nameSpaces: [NameSpaced<IssuerSignedItemBytes>]
     /// The issuer's COSE_Sign1 over MobileSecurityObjectBytes, with its exact bytes.
     public let issuerAuth: COSESign1
     /// The MSO carried in ``issuerAuth`` (parsed, not yet verified).
     public let mobileSecurityObject: MobileSecurityObject
 
     /// Assembles issuer-signed data; `issuerAuth`'s payload must be MobileSecurityObjectBytes.
-    public init(nameSpaces: [(nameSpace: String, items: [IssuerSignedItemBytes])], issuerAuth: COSESign1) throws(MdocError) {
+    public init(nameSpaces: [NameSpaced<IssuerSignedItemBytes>], issuerAuth: COSESign1) throws(MdocError) {
         self.nameSpaces = nameSpaces
         self.issuerAuth = issuerAuth
         self.mobileSecurityObject = try Self.mso(of: issuerAuth)
@@ -24,14 +24,14 @@ public struct IssuerSigned: Sendable, Hashable {
     }
 
     init(item: CBORItem) throws(MdocError) {
-        var spaces: [(nameSpace: String, items: [IssuerSignedItemBytes])] = []
+        var spaces: [NameSpaced<IssuerSignedItemBytes>] = []
         if let nameSpacesItem = item["nameSpaces"] {
             for (key, list) in try nameSpacesItem.requiredMap("IssuerNameSpaces") {
                 let name = try key.text("IssuerNameSpaces key")
                 let items = try list.requiredArray("IssuerNameSpaces \(name)").map { element throws(MdocError) in
                     try IssuerSignedItemBytes(item: element)
                 }
-                spaces.append((name, items))
+                spaces.append(NameSpaced(nameSpace: name, elements: items))
             }
         }
         nameSpaces = spaces
@@ -41,7 +41,7 @@ public struct IssuerSigned: Sendable, Hashable {
     }
 
     static func mso(of issuerAuth: COSESign1) throws(MdocError) -> MobileSecurityObject {
-        guard let payload = issuerAuth.payload else { throw .malformed("issuerAuth has no payload") }
+        guard let payload = issuerAuth.payload else { throw .malformed("issuerAuth", .missingMember("payload")) }
         let tagged = try MdocDecoding.item(payload)
         return try MobileSecurityObject(item: try MdocDecoding.embedded(tagged, "MobileSecurityObjectBytes"))
     }
@@ -53,16 +53,16 @@ public struct IssuerSigned: Sendable, Hashable {
         return splice.bytes
     }
 
-    func write(to splice: inout CBORSplice, nameSpaces selected: [(nameSpace: String, items: [IssuerSignedItemBytes])]) {
-        let nonEmpty = selected.filter { !$0.items.isEmpty }
+    func write(to splice: inout CBORSplice, nameSpaces selected: [NameSpaced<IssuerSignedItemBytes>]) {
+        let nonEmpty = selected.filter { !$0.elements.isEmpty }
         splice.mapHead(nonEmpty.isEmpty ? 1 : 2)
         if !nonEmpty.isEmpty {
             splice.text("nameSpaces")
             splice.mapHead(nonEmpty.count)
-            for (name, items) in nonEmpty {
-                splice.text(name)
-                splice.arrayHead(items.count)
-                for item in items { splice.raw(item.taggedBytes) }
+            for space in nonEmpty {
+                splice.text(space.nameSpace)
+                splice.arrayHead(space.elements.count)
+                for item in space.elements { splice.raw(item.taggedBytes) }
             }
         }
         splice.text("issuerAuth")
@@ -71,7 +71,7 @@ public struct IssuerSigned: Sendable, Hashable {
 
     /// The items of one namespace.
     public func items(in nameSpace: String) -> [IssuerSignedItemBytes] {
-        nameSpaces.first { $0.nameSpace == nameSpace }?.items ?? []
+        nameSpaces.first { $0.nameSpace == nameSpace }?.elements ?? []
     }
 
     /// Equal when the encodings are.

@@ -34,25 +34,25 @@ public struct KeyAuthorizations: Sendable, Hashable {
     }
 
     init(cbor: CBOR) throws(MdocError) {
-        guard case .map(let map) = cbor else { throw .malformed("keyAuthorizations is not a map") }
+        guard case .map(let map) = cbor else { throw .malformed("keyAuthorizations", .wrongType(expected: .map)) }
         var spaces: [String] = []
         if let list = map["nameSpaces"] {
-            guard let array = list.arrayValue else { throw .malformed("keyAuthorizations nameSpaces is not an array") }
+            guard let array = list.arrayValue else { throw .malformed("keyAuthorizations nameSpaces", .wrongType(expected: .array)) }
             for entry in array {
-                guard let name = entry.stringValue else { throw .malformed("keyAuthorizations nameSpaces entry") }
+                guard let name = entry.stringValue else { throw .malformed("keyAuthorizations nameSpaces entry", .wrongType(expected: .textString)) }
                 spaces.append(name)
             }
         }
         var elements: [String: [String]] = [:]
         if let dataElements = map["dataElements"] {
-            guard case .map(let byNameSpace) = dataElements else { throw .malformed("keyAuthorizations dataElements") }
+            guard case .map(let byNameSpace) = dataElements else { throw .malformed("keyAuthorizations dataElements", .wrongType(expected: .map)) }
             for entry in byNameSpace {
                 guard let name = entry.key.stringValue, let ids = entry.value.arrayValue else {
-                    throw .malformed("keyAuthorizations dataElements entry")
+                    throw .malformed("keyAuthorizations dataElements entry", .wrongType(expected: .array))
                 }
                 var list: [String] = []
                 for id in ids {
-                    guard let text = id.stringValue else { throw .malformed("keyAuthorizations data element") }
+                    guard let text = id.stringValue else { throw .malformed("keyAuthorizations data element", .wrongType(expected: .textString)) }
                     list.append(text)
                 }
                 elements[name] = list
@@ -178,12 +178,11 @@ public struct MobileSecurityObject: Sendable, Hashable {
         }
         valueDigests = digests
         let deviceKeyInfo = try item.required("deviceKeyInfo", in: what)
+        let deviceKeyItem = try deviceKeyInfo.required("deviceKey", in: "deviceKeyInfo")
         do {
-            deviceKey = try COSEKey(cbor: try deviceKeyInfo.required("deviceKey", in: "deviceKeyInfo").value)
-        } catch let error as COSEError {
-            throw .cose(error)
+            deviceKey = try COSEKey(cbor: deviceKeyItem.value)
         } catch {
-            throw MdocError.wrap(error)
+            throw .cose(error)
         }
         keyAuthorizations = try deviceKeyInfo["keyAuthorizations"].map { item throws(MdocError) in
             try KeyAuthorizations(cbor: item.value)

@@ -45,7 +45,7 @@ public struct SessionEstablishment: Sendable, Hashable {
     public func eReaderPublicKey() throws(MdocError) -> ECPublicKey {
         let key: PublicKey
         do { key = try eReaderKey.publicKey() } catch { throw .cose(error) }
-        guard case .ec(let ecKey) = key else { throw .cose(.invalidKey("EReaderKey is not an EC key")) }
+        guard case .ec(let ecKey) = key else { throw .cose(.invalidKey(.wrongKeyType(expected: .ec2))) }
         return ecKey
     }
 }
@@ -95,6 +95,6 @@ public struct SessionData: Sendable, Hashable {
         _ = try item.requiredMap("SessionData")
         data = try item["data"].map { item throws(MdocError) in try item.bytes("SessionData data") }
         status = try item["status"].map { item throws(MdocError) in Status(rawValue: try item.unsigned("SessionData status")) }
-        guard data != nil || status != nil else { throw .malformed("SessionData has neither data nor status") }
+        guard data != nil || status != nil else { throw .malformed("SessionData", .ruleViolated) }
     }
 }

@@ -48,7 +48,7 @@ public struct SessionTranscript: Sendable, Hashable {
         var item = try MdocDecoding.item(bytes)
         if item.tag == 24 { item = try MdocDecoding.embedded(item, "SessionTranscriptBytes") }
         let parts = try item.requiredArray("SessionTranscript")
-        guard parts.count == 3 else { throw .malformed("SessionTranscript has \(parts.count) elements, not 3") }
+        guard parts.count == 3 else { throw .malformed("SessionTranscript", .wrongElementCount(expected: 3, actual: parts.count)) }
         func embeddedOrNull(_ part: CBORItem, _ what: String) throws(MdocError) -> [UInt8]? {
             if part.value.isNull { return nil }
             return try MdocDecoding.embedded(part, what).exactBytes

@@ -15,9 +15,9 @@ public struct VerifiedDocument: Sendable {
     /// The document type.
     public let docType: String
     /// Issuer-signed elements whose digests matched, by namespace, in received order.
-    public let issuerSigned: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])]
+    public let issuerSigned: [NameSpaced<DataElement>]
     /// Device-signed elements (authenticated by the device, authorized by keyAuthorizations).
-    public let deviceSigned: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])]
+    public let deviceSigned: [NameSpaced<DataElement>]
     /// The verified MSO.
     public let mobileSecurityObject: MobileSecurityObject
     /// The validated issuer chain: the document signer certificate, up to the IACA anchor.
@@ -25,7 +25,7 @@ public struct VerifiedDocument: Sendable {
     /// How the device authenticated.
     public let deviceAuthentication: DeviceAuthKind
     /// Elements the mdoc reported as not returned.
-    public let errors: [(nameSpace: String, elements: [(identifier: String, code: Int)])]
+    public let errors: [NameSpaced<ElementError>]
 
     /// The verified value of one issuer-signed element.
     public func value(nameSpace: String, identifier: String) -> CBOR? {
@@ -110,27 +110,28 @@ public struct DeviceResponseVerifier: Sendable {
         guard time <= mso.validityInfo.validUntil else { throw .msoExpired(validUntil: mso.validityInfo.validUntil, at: time) }
 
         let hash = try mso.hashAlgorithm()
-        var elements: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])] = []
-        for (nameSpace, items) in issuerSigned.nameSpaces {
+        var elements: [NameSpaced<DataElement>] = []
+        for space in issuerSigned.nameSpaces {
+            let nameSpace = space.nameSpace
             var seen = Set<UInt64>()
-            var list: [(identifier: String, value: CBOR)] = []
-            for item in items {
+            var list: [DataElement] = []
+            for item in space.elements {
                 let id = item.item.digestID
                 guard let expected = mso.valueDigests[nameSpace]?[id] else { throw .unknownDigestID(nameSpace: nameSpace, digestID: id) }
                 guard seen.insert(id).inserted else { throw .duplicateDigestID(nameSpace: nameSpace, digestID: id) }
                 guard ConstantTime.equals(item.digest(hash), expected) else {
                     throw .digestMismatch(nameSpace: nameSpace, elementIdentifier: item.item.elementIdentifier, digestID: id)
                 }
-                list.append((item.item.elementIdentifier, item.item.elementValue))
+                list.append(DataElement(identifier: item.item.elementIdentifier, value: item.item.elementValue))
             }
-            elements.append((nameSpace, list))
+            elements.append(NameSpaced(nameSpace: nameSpace, elements: list))
         }
 
         let deviceNameSpaces = document.deviceSigned.nameSpaces
-        for (nameSpace, deviceElements) in deviceNameSpaces.nameSpaces {
-            for (identifier, _) in deviceElements
-            where mso.keyAuthorizations?.authorizes(nameSpace: nameSpace, elementIdentifier: identifier) != true {
-                throw .notAuthorizedByKeyAuthorizations(nameSpace: nameSpace, elementIdentifier: identifier)
+        for space in deviceNameSpaces.nameSpaces {
+            for element in space.elements
+            where mso.keyAuthorizations?.authorizes(nameSpace: space.nameSpace, elementIdentifier: element.identifier) != true {
+                throw .notAuthorizedByKeyAuthorizations(nameSpace: space.nameSpace, elementIdentifier: element.identifier)
             }
         }
         let payload = DeviceSigned.deviceAuthenticationBytes(sessionTranscript: sessionTranscript, docType: document.docType,

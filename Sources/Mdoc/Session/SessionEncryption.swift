@@ -17,8 +17,8 @@ public struct SessionEncryption: Sendable {
     /// The transcript the keys were derived from.
     public let sessionTranscript: SessionTranscript
 
-    private let sendKey: [UInt8]
-    private let receiveKey: [UInt8]
+    private let sendKey: SymmetricKey
+    private let receiveKey: SymmetricKey
     private var sendCounter: UInt32 = 1
     private var receiveCounter: UInt32 = 1
     private var terminated = false
@@ -65,7 +65,7 @@ public struct SessionEncryption: Sendable {
         guard sendCounter != 0 else { throw .counterExhausted }
         let nonce = Self.nonce(sender: role, counter: sendCounter)
         let box: AESGCM.SealedBox
-        do { box = try AESGCM.seal(plaintext, key: sendKey, nonce: nonce) } catch { throw MdocError.wrap(error) }
+        do { box = try AESGCM.seal(plaintext, key: sendKey, nonce: nonce) } catch { throw .crypto(error) }
         sendCounter &+= 1  // wraps to 0, which is then refused
         return box.ciphertextAndTag
     }

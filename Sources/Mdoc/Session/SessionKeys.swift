@@ -10,21 +10,23 @@ public enum SessionRole: Sendable, Hashable {
 
 /// The two session keys of ISO 18013-5 §9.1.1.5, and the derivations that share their
 /// inputs (EMacKey, §9.1.3.5).
-public struct SessionKeys: Sendable {
+///
+/// The keys are opaque ``SymmetricKey`` values: wiped when released, never printed.
+public struct SessionKeys: Sendable, CustomStringConvertible, CustomReflectable {
     /// The key the reader encrypts with (32 bytes).
-    public let skReader: [UInt8]
+    public let skReader: SymmetricKey
     /// The key the mdoc encrypts with (32 bytes).
-    public let skDevice: [UInt8]
+    public let skDevice: SymmetricKey
 
     /// Keys given directly (tests, or keys derived elsewhere).
-    public init(skReader: [UInt8], skDevice: [UInt8]) {
+    public init(skReader: SymmetricKey, skDevice: SymmetricKey) {
         self.skReader = skReader
         self.skDevice = skDevice
     }
 
     /// HKDF-SHA-256 of the ECDH secret `zab`, salt SHA-256(SessionTranscriptBytes), info
     /// "SKReader" / "SKDevice", 32 bytes each (§9.1.1.5).
-    public init(sharedSecret zab: [UInt8], sessionTranscript: SessionTranscript) throws(MdocError) {
+    public init(sharedSecret zab: SharedSecret, sessionTranscript: SessionTranscript) throws(MdocError) {
         skReader = try Self.derive(zab, transcript: sessionTranscript, info: "SKReader")
         skDevice = try Self.derive(zab, transcript: sessionTranscript, info: "SKDevice")
     }
@@ -40,20 +42,25 @@ public struct SessionKeys: Sendable {
     /// device key and the reader's ephemeral public key; the reader uses its ephemeral
     /// private key and the MSO's device key.
     public static func eMacKey(privateKey: any KeyAgreement, peerPublicKey: ECPublicKey,
-                               sessionTranscript: SessionTranscript) async throws(MdocError) -> [UInt8] {
+                               sessionTranscript: SessionTranscript) async throws(MdocError) -> SymmetricKey {
         try derive(try await sharedSecret(privateKey, peerPublicKey), transcript: sessionTranscript, info: "EMacKey")
     }
 
-    static func sharedSecret(_ privateKey: any KeyAgreement, _ peer: ECPublicKey) async throws(MdocError) -> [UInt8] {
+    static func sharedSecret(_ privateKey: any KeyAgreement, _ peer: ECPublicKey) async throws(MdocError) -> SharedSecret {
         do { return try await privateKey.sharedSecret(with: peer) } catch { throw .keyOperation(error) }
     }
 
-    static func derive(_ zab: [UInt8], transcript: SessionTranscript, info: String) throws(MdocError) -> [UInt8] {
+    static func derive(_ zab: SharedSecret, transcript: SessionTranscript, info: String) throws(MdocError) -> SymmetricKey {
         let salt = HashAlgorithm.sha256.digest(transcript.taggedBytes)
         do {
-            return try HKDF.deriveKey(inputKeyMaterial: zab, salt: salt, info: Array(info.utf8), outputByteCount: 32)
+            return try zab.hkdfDerivedSymmetricKey(salt: salt, info: Array(info.utf8), outputByteCount: 32)
         } catch {
-            throw MdocError.wrap(error)
+            throw .crypto(error)
         }
     }
+
+    /// Names the two keys, never their bytes.
+    public var description: String { "SessionKeys(skReader: \(skReader), skDevice: \(skDevice))" }
+    /// A mirror without children, so `dump` cannot reveal key material.
+    public var customMirror: Mirror { Mirror(self, children: [:]) }
 }

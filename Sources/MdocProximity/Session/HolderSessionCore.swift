@@ -205,19 +205,15 @@ public struct HolderSessionCore: Sendable {
         }
         let transcript = SessionTranscript(deviceEngagement: deviceEngagement, eReaderKeyEncoded: establishment.eReaderKeyEncoded,
                                            handover: handover)
-        do {
+        do throws(MdocError) {
             let readerKey = try establishment.eReaderPublicKey()
-            let secret: [UInt8]
-            do { secret = try eDeviceKey.sharedSecret(with: readerKey) } catch let error as CryptoError {
-                throw MdocError.crypto(error)
-            }
+            let secret: SharedSecret
+            do { secret = try eDeviceKey.sharedSecret(with: readerKey) } catch { throw .crypto(error) }
             let keys = try SessionKeys(sharedSecret: secret, sessionTranscript: transcript)
             encryption = SessionEncryption(role: .mdoc, keys: keys, sessionTranscript: transcript)
             sessionTranscript = transcript
-        } catch let error as MdocError {
-            return fail(.sessionEncryptionFailed(error), status: .sessionEncryptionError)
         } catch {
-            return fail(.sessionEncryptionFailed(.cose(.invalidKey("EReaderKey"))), status: .sessionEncryptionError)
+            return fail(.sessionEncryptionFailed(error), status: .sessionEncryptionError)
         }
         return [.publish(.connected)] + request(establishment.data, at: time)
     }

@@ -34,16 +34,14 @@ public struct ReaderSessionCore: Sendable {
         eReaderKeyEncoded = keyBytes
         let transcript = SessionTranscript(deviceEngagement: deviceEngagement, eReaderKeyEncoded: keyBytes, handover: handover)
         sessionTranscript = transcript
-        do {
+        do throws(MdocError) {
             let deviceKey = try deviceEngagement.security.ecPublicKey()
-            let secret: [UInt8]
-            do { secret = try eReaderKey.sharedSecret(with: deviceKey) } catch let error as CryptoError { throw MdocError.crypto(error) }
+            let secret: SharedSecret
+            do { secret = try eReaderKey.sharedSecret(with: deviceKey) } catch { throw .crypto(error) }
             encryption = SessionEncryption(role: .reader, keys: try SessionKeys(sharedSecret: secret, sessionTranscript: transcript),
                                            sessionTranscript: transcript)
-        } catch let error as MdocError {
-            throw .sessionEncryptionFailed(error)
         } catch {
-            throw .sessionEncryptionFailed(.cose(.invalidKey("EDeviceKey")))
+            throw .sessionEncryptionFailed(error)
         }
     }
 

@@ -65,9 +65,9 @@ public struct ConsentSelection: Hashable, Sendable {
         var elements = Set<ReleasedElement>()
         for docRequest in request.docRequests {
             let items = docRequest.itemsRequest
-            for (nameSpace, requested) in items.nameSpaces {
-                for element in requested {
-                    elements.insert(ReleasedElement(docType: items.docType, nameSpace: nameSpace, identifier: element.identifier))
+            for space in items.nameSpaces {
+                for element in space.elements {
+                    elements.insert(ReleasedElement(docType: items.docType, nameSpace: space.nameSpace, identifier: element.identifier))
                 }
             }
         }

@@ -251,7 +251,9 @@ struct IssuanceFlow: Sendable {
             targets[current].keyAttestation = attestation
             return signProofs(now: now)
         case (.proofsSigned(let proofs), .proofs):
-            guard proofs.count == targets[current].keys.count else { throw .unexpected(.encoding(.malformed("proof count"))) }
+            guard proofs.count == targets[current].keys.count else {
+                throw .unexpected(.proofCountMismatch(expected: targets[current].keys.count, actual: proofs.count))
+            }
             targets[current].proofs = proofs
             return try requestCredentialOrKey()
         case (.responseKey(let key), .responseKey):

@@ -274,17 +274,18 @@ private final class SessionDriver: Sendable {
     private func signProofs(_ job: IssuanceFlow.ProofJob, ledger: Ledger, storage: IssuanceStorage) async -> IssuanceFlow.Input {
         var proofs: [String] = []
         for key in job.keys {
+            let signer: any Signer
             do {
-                let signer = try await storage.secureArea.signer(for: key.alias, unlock: environment.config.holderKeyUnlock)
+                signer = try await storage.secureArea.signer(for: key.alias, unlock: environment.config.holderKeyUnlock)
+            } catch {
+                return .failed(.storage(error))
+            }
+            do {
                 let jwt = try await JWT.sign(claims: try JWTClaims(job.claims), signer: signer, type: ProofJWT.type,
                                              jwk: JWK(publicKey: key.publicKey), additionalHeaders: job.header)
                 proofs.append(jwt.compactSerialization)
-            } catch let error as StorageError {
-                return .failed(.storage(error))
-            } catch let error as JOSEError {
-                return .failed(.signing(error))
             } catch {
-                return .failed(.unexpected(.encoding(.malformed("proof"))))
+                return .failed(.signing(error))
             }
         }
         return .proofsSigned(proofs)

@@ -177,9 +177,10 @@ struct IssuedCredentialVerifier: Sendable {
         guard now <= validity.validUntil else { throw .mdoc(.msoExpired(validUntil: validity.validUntil, at: now)) }
         let hash: HashAlgorithm
         do { hash = try mso.hashAlgorithm() } catch { throw .mdoc(error) }
-        for (nameSpace, items) in issuerSigned.nameSpaces {
+        for space in issuerSigned.nameSpaces {
+            let nameSpace = space.nameSpace
             var seen = Set<UInt64>()
-            for item in items {
+            for item in space.elements {
                 let id = item.item.digestID
                 guard let expected = mso.valueDigests[nameSpace]?[id] else {
                     throw .mdoc(.unknownDigestID(nameSpace: nameSpace, digestID: id))

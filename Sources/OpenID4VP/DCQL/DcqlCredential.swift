@@ -83,9 +83,10 @@ public struct DcqlCredential: Sendable, Hashable {
         let issuerSigned: IssuerSigned
         do { issuerSigned = try IssuerSigned(encoded: raw) } catch { throw .unreadable(credentialId: id) }
         var nameSpaces: [String: [String: JSONValue]] = [:]
-        for (nameSpace, items) in issuerSigned.nameSpaces {
+        for space in issuerSigned.nameSpaces {
+            let nameSpace = space.nameSpace
             var elements: [String: JSONValue] = nameSpaces[nameSpace] ?? [:]
-            for item in items { elements[item.item.elementIdentifier] = Self.json(item.item.elementValue) }
+            for item in space.elements { elements[item.item.elementIdentifier] = Self.json(item.item.elementValue) }
             nameSpaces[nameSpace] = elements
         }
         let chain = (try? issuerSigned.issuerAuth.x5chain()) ?? []

@@ -42,7 +42,7 @@ struct RequestObject: Sendable {
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
         if parts.count == 5 { throw .invalidRequest(.encryptedRequestObject) }
         guard parts.count == 3 else {
-            throw .invalidRequest(.malformedRequestObject(.malformed("a request object has 3 parts, found \(parts.count)")))
+            throw .invalidRequest(.malformedRequestObject(.malformed(.partCount(expected: 3, actual: parts.count))))
         }
         let header: JOSEHeader
         do { header = try JOSEHeader(encoded: parts[0]) } catch { throw .invalidRequest(.malformedRequestObject(error)) }
@@ -54,8 +54,9 @@ struct RequestObject: Sendable {
         let payload: [UInt8]
         if isUnsigned {
             // RFC 9101 §6.1: an unsigned request object has alg none and an empty signature.
-            guard parts[2].isEmpty, let bytes = Base64URL.decodeStrict(parts[1]) else {
-                throw .invalidRequest(.malformedRequestObject(.malformed("an unsigned request object has no signature")))
+            guard parts[2].isEmpty else { throw .invalidRequest(.malformedRequestObject(.malformed(.partNotEmpty(.signature)))) }
+            guard let bytes = Base64URL.decodeStrict(parts[1]) else {
+                throw .invalidRequest(.malformedRequestObject(.malformed(.notBase64URL(.payload))))
             }
             jws = nil
             payload = bytes
@@ -65,13 +66,13 @@ struct RequestObject: Sendable {
                 jws = signed
                 payload = signed.payload
             } catch {
-                if case .unsupportedAlgorithm(let name) = error { throw .invalidRequest(.unsupportedSignatureAlgorithm(name)) }
+                if case .unsupportedAlgorithm(_, let name) = error { throw .invalidRequest(.unsupportedSignatureAlgorithm(name)) }
                 throw .invalidRequest(.malformedRequestObject(error))
             }
         }
         let parameters: JSONObject
         do { parameters = try JSONValue.parseObject(payload) } catch {
-            throw .invalidRequest(.malformedRequestObject(.invalidJSON(part: "request object payload", error)))
+            throw .invalidRequest(.malformedRequestObject(.invalidJSON(part: .payload, error)))
         }
 
         // §5.10.1: the client_id of the request object and of the request are identical.

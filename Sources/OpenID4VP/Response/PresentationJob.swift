@@ -105,26 +105,28 @@ package enum PresentationBuilder {
                      context: PresentationContext) async throws(PresentationError) -> String {
         let credential: IssuerSigned
         do { credential = try IssuerSigned(encoded: raw) } catch { throw .unexpected(.unreadableCredential(job.credentialId)) }
-        var nameSpaces: [(nameSpace: String, elements: [(identifier: String, intentToRetain: Bool)])] = []
+        var requested: [(nameSpace: String, elements: [RequestedElement])] = []
         for path in job.disclosedPaths {
             guard path.elements.count == 2, case .key(let nameSpace) = path.elements[0],
                   case .key(let element) = path.elements[1] else { continue }
-            let entry = (identifier: element, intentToRetain: job.intentToRetain[path] ?? false)
-            if let index = nameSpaces.firstIndex(where: { $0.nameSpace == nameSpace }) {
-                nameSpaces[index].elements.append(entry)
+            let entry = RequestedElement(identifier: element, intentToRetain: job.intentToRetain[path] ?? false)
+            if let index = requested.firstIndex(where: { $0.nameSpace == nameSpace }) {
+                requested[index].elements.append(entry)
             } else {
-                nameSpaces.append((nameSpace, [entry]))
+                requested.append((nameSpace, [entry]))
             }
         }
-        var signed: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])] = []
+        let nameSpaces = requested.map { NameSpaced(nameSpace: $0.nameSpace, elements: $0.elements) }
+        var deviceSigned: [(nameSpace: String, elements: [DataElement])] = []
         for element in job.deviceSignedElements {
-            let entry = (identifier: element.elementIdentifier, value: element.value)
-            if let index = signed.firstIndex(where: { $0.nameSpace == element.nameSpace }) {
-                signed[index].elements.append(entry)
+            let entry = DataElement(identifier: element.elementIdentifier, value: element.value)
+            if let index = deviceSigned.firstIndex(where: { $0.nameSpace == element.nameSpace }) {
+                deviceSigned[index].elements.append(entry)
             } else {
-                signed.append((element.nameSpace, [entry]))
+                deviceSigned.append((element.nameSpace, [entry]))
             }
         }
+        let signed = deviceSigned.map { NameSpaced(nameSpace: $0.nameSpace, elements: $0.elements) }
         let request = ItemsRequest(docType: credential.mobileSecurityObject.docType, nameSpaces: nameSpaces)
         var builder = DeviceResponseBuilder(sessionTranscript: context.sessionTranscript)
         do {

@@ -66,8 +66,10 @@ public enum UnexpectedCause: Error, Equatable, Sendable {
 
     /// Maps an SD-JWT failure, surfacing a key operation error unchanged.
     static func from(_ error: SDJWTError) -> UnexpectedCause {
-        if case .signingFailed(.keyOperation(let keyError)) = error { return .keyOperation(keyError) }
-        return .sdJwt(error)
+        switch error {
+        case .keyOperation(let keyError), .signingFailed(.keyOperation(let keyError)): return .keyOperation(keyError)
+        default: return .sdJwt(error)
+        }
     }
 
     /// Maps an mdoc failure, surfacing a key operation error unchanged.

@@ -397,7 +397,7 @@ public actor ReferenceVerifier {
                 return .failure(.malformedResponse(.payloadNotAnObject))
             }
             return .success(object)
-        } catch .unsupportedAlgorithm(let name) {
+        } catch .unsupportedAlgorithm(_, let name) {
             return .failure(.encryptionAlgorithmNotOffered(name))
         } catch {
             return .failure(.decryptionFailed(error))
@@ -490,18 +490,15 @@ public actor ReferenceVerifier {
     }
 
     private func makeEncryptionKey(id: String) throws(VerifierError) -> EncryptionKey {
+        let key: ECPrivateKey
+        do { key = try ECPrivateKey.generate(curve: .p256) } catch { throw .crypto(error) }
         do {
-            let key = try ECPrivateKey.generate(curve: .p256)
             let jwk = try JWK(publicKey: key.publicKey).adding([
                 "kid": .string("enc-" + id.prefix(8)), "use": "enc", "alg": .string(JWE.keyAgreementAlgorithm),
             ])
             return EncryptionKey(privateKey: key, publicJWK: jwk)
-        } catch let error as CryptoError {
-            throw .crypto(error)
-        } catch let error as JOSEError {
-            throw .signingFailed(error)
         } catch {
-            throw .crypto(.invalidKey("response encryption key generation failed"))
+            throw .signingFailed(error)
         }
     }
 

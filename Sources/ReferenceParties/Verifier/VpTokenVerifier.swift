@@ -189,7 +189,7 @@ struct VpTokenVerifier: Sendable {
                 }
                 throw lastError
             }
-        } catch .missingKeyBinding {
+        } catch .keyBinding(.missing) {
             throw .missingKeyBinding(queryId: queryId)
         } catch {
             throw .sdJwt(queryId: queryId, error)
@@ -280,8 +280,10 @@ struct VpTokenVerifier: Sendable {
         }
         var disclosed: [DisclosedClaim] = []
         var values: [ClaimPath: CBOR] = [:]
-        for (nameSpace, elements) in verified.issuerSigned {
-            for (identifier, value) in elements {
+        for space in verified.issuerSigned {
+            let nameSpace = space.nameSpace
+            for element in space.elements {
+                let identifier = element.identifier, value = element.value
                 let path = ClaimPath([.key(nameSpace), .key(identifier)])
                 values[path] = value
                 disclosed.append(DisclosedClaim(path: path, value: value.jsonValue))

@@ -13,34 +13,30 @@ public protocol KeyWrappingProvider: Sendable {
     func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8]
 }
 
-/// AES-256-GCM under a 32-byte key held in a wiped-on-free buffer. Output layout:
+/// AES-256-GCM under a 32-byte ``SymmetricKey`` (wiped when released). Output layout:
 /// version byte 0x01, 12-byte nonce, ciphertext, 16-byte tag.
 struct AESKeyWrapper: Sendable {
     static let formatVersion: UInt8 = 1
-    let key: SecretBytes
+    let key: SymmetricKey
 
-    init(key: SecretBytes) { self.key = key }
+    init(key: SymmetricKey) { self.key = key }
 
     func wrap(_ plaintext: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
-        try key.withBytes { (keyBytes) throws(StorageError) -> [UInt8] in
-            let box = try StorageError.wrap { try AESGCM.seal(plaintext, key: keyBytes, aad: aad) }
-            return [Self.formatVersion] + box.nonce + box.ciphertext + box.tag
-        }
+        let box = try StorageError.wrap { () throws(CryptoError) in try AESGCM.seal(plaintext, key: key, aad: aad) }
+        return [Self.formatVersion] + box.nonce + box.ciphertext + box.tag
     }
 
-    func unwrap(_ wrapped: [UInt8], aad: [UInt8], what: String) throws(StorageError) -> [UInt8] {
+    func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
         let nonceCount = AESGCM.defaultNonceByteCount
         guard wrapped.count >= 1 + nonceCount + AESGCM.tagByteCount, wrapped.first == Self.formatVersion else {
-            throw .unwrapFailed(what: what)
+            throw .unwrapFailed
         }
         let nonce = Array(wrapped[1..<(1 + nonceCount)])
         let combined = Array(wrapped[(1 + nonceCount)...])
-        return try key.withBytes { (keyBytes) throws(StorageError) -> [UInt8] in
-            do {
-                return try AESGCM.open(combined: combined, key: keyBytes, nonce: nonce, aad: aad)
-            } catch {
-                throw .unwrapFailed(what: what)
-            }
+        do {
+            return try AESGCM.open(combined: combined, key: key, nonce: nonce, aad: aad)
+        } catch {
+            throw .unwrapFailed
         }
     }
 }
@@ -64,7 +60,7 @@ public struct KeyFileWrappingProvider: KeyWrappingProvider {
         let key = try OwnerOnlyFile.readOrCreate(fileURL, count: 32) { () throws(StorageError) in
             try SystemRandomBytes.bytes(32)
         }
-        wrapper = AESKeyWrapper(key: key)
+        wrapper = AESKeyWrapper(key: SymmetricKey(secret: key))
     }
 
     /// Uses the key file `<database>.key` next to `databaseURL`.
@@ -79,7 +75,7 @@ public struct KeyFileWrappingProvider: KeyWrappingProvider {
 
     /// Opens what `wrap` produced under the same key file.
     public func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
-        try wrapper.unwrap(wrapped, aad: aad, what: "wrapped secret")
+        try wrapper.unwrap(wrapped, aad: aad)
     }
 }
 
@@ -94,9 +90,9 @@ public struct PassphraseWrappingProvider: KeyWrappingProvider {
 
     /// Derives the key from `passphrase` (UTF-8) and `salt` (at least 16 bytes).
     public init(passphrase: String, salt: [UInt8], parameters: ScryptParameters = .interactive) throws(StorageError) {
-        guard salt.count >= 16 else { throw .crypto(.invalidLength(what: "scrypt salt", expected: "at least 16 bytes", actual: salt.count)) }
+        guard salt.count >= 16 else { throw .crypto(.invalidLength(.scryptSalt, actual: salt.count)) }
         var derived = try parameters.deriveKey(password: Array(passphrase.utf8), salt: salt)
-        wrapper = AESKeyWrapper(key: SecretBytes(consuming: &derived))
+        wrapper = AESKeyWrapper(key: SymmetricKey(consuming: &derived))
     }
 
     /// Derives the key with the salt in `<database>.salt` next to `databaseURL`, created
@@ -115,7 +111,7 @@ public struct PassphraseWrappingProvider: KeyWrappingProvider {
 
     /// Opens what `wrap` produced; a wrong passphrase throws `unwrapFailed`.
     public func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
-        try wrapper.unwrap(wrapped, aad: aad, what: "wrapped secret")
+        try wrapper.unwrap(wrapped, aad: aad)
     }
 }
 
@@ -126,8 +122,7 @@ public struct EphemeralWrappingProvider: KeyWrappingProvider {
 
     /// Draws a fresh 32-byte key.
     public init() throws(StorageError) {
-        var key = try SystemRandomBytes.bytes(32)
-        wrapper = AESKeyWrapper(key: SecretBytes(consuming: &key))
+        wrapper = AESKeyWrapper(key: try StorageError.wrap { () throws(CryptoError) in try SymmetricKey.random(byteCount: 32) })
     }
 
     /// AES-256-GCM under the in-memory key.
@@ -137,6 +132,6 @@ public struct EphemeralWrappingProvider: KeyWrappingProvider {
 
     /// Opens what `wrap` produced.
     public func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
-        try wrapper.unwrap(wrapped, aad: aad, what: "wrapped secret")
+        try wrapper.unwrap(wrapped, aad: aad)
     }
 }

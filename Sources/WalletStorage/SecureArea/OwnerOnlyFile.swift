@@ -28,24 +28,24 @@ enum OwnerOnlyFile {
         let suffix = Hex.encode((try? SystemRandomBytes.bytes(8)) ?? [UInt8](repeating: 0, count: 8))
         let temporary = directory + "/." + url.lastPathComponent + ".tmp-" + suffix
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw failure(url, "cannot create: \(errnoText())") }
+        guard descriptor >= 0 else { throw failure(url, .cannotCreate(errno: errno)) }
         var written = 0
         while written < bytes.count {
             let result = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             if result < 0 {
                 if errno == EINTR { continue }
-                let text = errnoText()
+                let code = errno
                 close(descriptor)
                 unlink(temporary)
-                throw failure(url, "cannot write: \(text)")
+                throw failure(url, .cannotWrite(errno: code))
             }
             written += result
         }
         guard fsync(descriptor) == 0 else {
-            let text = errnoText()
+            let code = errno
             close(descriptor)
             unlink(temporary)
-            throw failure(url, "cannot fsync: \(text)")
+            throw failure(url, .cannotSync(errno: code))
         }
         close(descriptor)
         let linked = link(temporary, url.path)
@@ -53,7 +53,7 @@ enum OwnerOnlyFile {
         unlink(temporary)
         if linked != 0 {
             guard linkErrno == EEXIST, var existing = try read(url, count: count) else {
-                throw failure(url, "cannot publish: \(String(cString: strerror(linkErrno)))")
+                throw failure(url, .cannotPublish(errno: linkErrno))
             }
             return SecretBytes(consuming: &existing)
         }
@@ -65,44 +65,49 @@ enum OwnerOnlyFile {
         let descriptor = open(url.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         if descriptor < 0 {
             if errno == ENOENT { return nil }
-            throw failure(url, "cannot open: \(errnoText())")
+            throw failure(url, .cannotOpen(errno: errno))
         }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw failure(url, "cannot stat: \(errnoText())") }
-        guard (info.st_mode & S_IFMT) == S_IFREG else { throw failure(url, "not a regular file") }
-        guard info.st_uid == geteuid() else { throw failure(url, "owned by another user") }
-        guard info.st_mode & 0o077 == 0 else { throw failure(url, "readable or writable by group or others") }
-        guard info.st_size == off_t(count) else { throw failure(url, "expected \(count) bytes, found \(info.st_size)") }
+        guard fstat(descriptor, &info) == 0 else { throw failure(url, .cannotStat(errno: errno)) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw failure(url, .notRegularFile) }
+        guard info.st_uid == geteuid() else { throw failure(url, .ownedByAnotherUser) }
+        guard info.st_mode & 0o077 == 0 else { throw failure(url, .accessibleByOthers) }
+        guard info.st_size == off_t(count) else { throw failure(url, .wrongSize(expected: count, actual: Int(info.st_size))) }
         var bytes = [UInt8](repeating: 0, count: count)
         var total = 0
         while total < count {
-            let result = bytes[total...].withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            let result = bytes[total...].withUnsafeMutableBytes { readBytes(descriptor, $0.baseAddress, $0.count) }
             if result < 0 {
                 if errno == EINTR { continue }
+                let code = errno
                 wipe(&bytes)
-                throw failure(url, "cannot read: \(errnoText())")
+                throw failure(url, .cannotRead(errno: code))
             }
             if result == 0 { break }
             total += result
         }
         guard total == count else {
             wipe(&bytes)
-            throw failure(url, "short read")
+            throw failure(url, .shortRead)
         }
         return bytes
     }
 
-    private static func failure(_ url: URL, _ reason: String) -> StorageError {
-        .keyFile(path: url.path, reason: reason)
+    private static func failure(_ url: URL, _ problem: KeyFileProblem) -> StorageError {
+        .keyFile(path: url.path, problem: problem)
     }
-
-    private static func errnoText() -> String { String(cString: strerror(errno)) }
 }
 
-/// Random bytes for file names and salts, through WalletCrypto's DRBG.
+/// Random bytes for key files, file names and salts from WalletCrypto's ``SystemRandom``.
 enum SystemRandomBytes {
     static func bytes(_ count: Int) throws(StorageError) -> [UInt8] {
-        try StorageError.wrap { try SecureRandom.bytes(count: count) }
+        try StorageError.wrap { () throws(CryptoError) in try SystemRandom().bytes(count: count) }
     }
+}
+
+/// `read(2)` by a name that the `read(_:count:)` method above does not shadow (the C
+/// function lives in Glibc on Linux and in Darwin on Apple platforms).
+private func readBytes(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
 }

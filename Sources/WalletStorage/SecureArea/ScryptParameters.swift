@@ -12,9 +12,8 @@ public struct ScryptParameters: Sendable, Equatable {
 
     /// Parameters as given; `n` must be a power of two greater than 1 and r, p at least 1.
     public init(n: UInt64, r: UInt32, p: UInt32) throws(StorageError) {
-        guard n > 1, n & (n - 1) == 0, r > 0, p > 0 else {
-            throw .crypto(.invalidKey("scrypt parameters must have n a power of two > 1 and r, p >= 1"))
-        }
+        guard n > 1, n & (n - 1) == 0 else { throw .crypto(.invalidParameter(.scryptCost)) }
+        guard r > 0, p > 0 else { throw .crypto(.invalidParameter(.scryptBlockSizeOrParallelism)) }
         self.n = n
         self.r = r
         self.p = p

@@ -34,7 +34,7 @@ public enum KeyAlgorithm: String, Sendable, Hashable, CaseIterable {
 }
 
 /// How use of a key is gated.
-public enum KeyProtection: Sendable, Equatable, CustomStringConvertible {
+public enum KeyProtection: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// No gate beyond the area's own protection of its keys.
     case none
     /// A passphrase of the key's own, needed on every use (``PassphraseUnlock``). The
@@ -45,6 +45,25 @@ public enum KeyProtection: Sendable, Equatable, CustomStringConvertible {
     /// support it; the software area refuses it with `unsupportedKeyProtection`.
     case userAuthentication(validity: Duration?)
 
+    /// A kind of protection, without its parameters (never a passphrase).
+    public enum Kind: String, Hashable, Sendable {
+        /// ``KeyProtection/none``.
+        case none
+        /// ``KeyProtection/passphrase(_:)``.
+        case passphrase
+        /// ``KeyProtection/userAuthentication(validity:)``.
+        case userAuthentication
+    }
+
+    /// The kind of this protection.
+    public var kind: Kind {
+        switch self {
+        case .none: .none
+        case .passphrase: .passphrase
+        case .userAuthentication: .userAuthentication
+        }
+    }
+
     /// The kind of protection, never the passphrase.
     public var description: String {
         switch self {
@@ -53,6 +72,12 @@ public enum KeyProtection: Sendable, Equatable, CustomStringConvertible {
         case .userAuthentication(let validity): "userAuthentication(\(validity.map { "\($0)" } ?? "every use"))"
         }
     }
+
+    /// Same as ``description``: never the passphrase.
+    public var debugDescription: String { description }
+
+    /// The kind only, so that `dump` cannot print a passphrase.
+    public var customMirror: Mirror { Mirror(self, children: ["kind": kind], displayStyle: .enum) }
 }
 
 /// How to create a key.
@@ -159,7 +184,7 @@ extension SecureArea {
     /// Creates keys one by one with random aliases, deleting what was created when one
     /// fails. Areas that can create keys in one transaction implement it themselves.
     public func createKeys(count: Int, aliasPrefix: String, options: KeyCreationOptions) async throws(StorageError) -> [KeyInfo] {
-        guard count > 0 else { throw .invalidAlias("a batch has at least one key") }
+        guard count > 0 else { throw .invalidBatchSize(count) }
         var created: [KeyInfo] = []
         do {
             for _ in 0..<count {

@@ -96,7 +96,7 @@ public actor SoftwareSecureArea: SecureArea {
 
     private func checkAlias(_ alias: String) throws(StorageError) {
         guard !alias.isEmpty, alias.utf8.count <= Self.maxAliasBytes, !alias.utf8.contains(0) else {
-            throw .invalidAlias("an alias has 1 to \(Self.maxAliasBytes) UTF-8 bytes and no NUL")
+            throw .invalidAlias(alias)
         }
     }
 
@@ -110,7 +110,7 @@ public actor SoftwareSecureArea: SecureArea {
 
     /// Creates `count` keys in one transaction: all are stored or none.
     public func createKeys(count: Int, aliasPrefix: String, options: KeyCreationOptions) async throws(StorageError) -> [KeyInfo] {
-        guard count > 0 else { throw .invalidAlias("a batch has at least one key") }
+        guard count > 0 else { throw .invalidBatchSize(count) }
         var prepared: [PreparedKey] = []
         prepared.reserveCapacity(count)
         for _ in 0..<count {
@@ -138,23 +138,23 @@ public actor SoftwareSecureArea: SecureArea {
         case .none: passphrase = nil
         case .passphrase(let value): passphrase = value
         case .userAuthentication:
-            throw .unsupportedKeyProtection("the software area has no platform user authentication; use a passphrase")
+            throw .unsupportedKeyProtection(options.protection.kind)
         }
         let publicKey: PublicKey
         var secret: [UInt8]
         switch options.algorithm {
         case .ed25519:
-            let key = try StorageError.wrap { try Ed25519PrivateKey.generate() }
+            let key = try StorageError.wrap { () throws(CryptoError) in try Ed25519PrivateKey.generate() }
             publicKey = .ed25519(key.publicKey)
-            secret = try StorageError.wrap { try key.rawRepresentation() }
+            secret = try StorageError.wrap { () throws(CryptoError) in try key.rawRepresentation() }
         case .p256, .p384, .p521:
-            guard let curve = options.algorithm.curve else { throw .unsupportedKeyOperation(alias: alias, operation: "generate") }
-            let key = try StorageError.wrap { try ECPrivateKey.generate(curve: curve) }
+            guard let curve = options.algorithm.curve else { throw .unsupportedKeyOperation(alias: alias, operation: .generate) }
+            let key = try StorageError.wrap { () throws(CryptoError) in try ECPrivateKey.generate(curve: curve) }
             publicKey = .ec(key.publicKey)
-            secret = try StorageError.wrap { try key.rawScalar() }
+            secret = try StorageError.wrap { () throws(CryptoError) in try key.rawScalar() }
         }
         defer { wipe(&secret) }
-        let publicKeyDER = try StorageError.wrap { try publicKey.spkiDER }
+        let publicKeyDER = try StorageError.wrap { () throws(CryptoError) in try publicKey.spkiDER }
         let aad = Self.keyAAD(alias: alias, algorithm: options.algorithm, publicKeyDER: publicKeyDER, format: Self.recordFormat)
         var salt: [UInt8]? = nil
         var layered = secret
@@ -191,7 +191,7 @@ public actor SoftwareSecureArea: SecureArea {
 
     private func perKeyWrapper(passphrase: String, salt: [UInt8]) throws(StorageError) -> AESKeyWrapper {
         var key = try perKeyParameters.deriveKey(password: Array(passphrase.utf8), salt: salt)
-        return AESKeyWrapper(key: SecretBytes(consuming: &key))
+        return AESKeyWrapper(key: SymmetricKey(consuming: &key))
     }
 
     private struct Record {
@@ -215,9 +215,9 @@ public actor SoftwareSecureArea: SecureArea {
         guard row.count == 8, let alias = row[0].string, let algorithmName = row[1].string,
               let algorithm = KeyAlgorithm(rawValue: algorithmName), let publicKeyDER = row[2].bytes,
               let wrapped = row[3].bytes, let format = row[5].int64, let created = row[7].double else {
-            throw .corruptRecord("secure_area_keys row")
+            throw .corruptRecord(table: "secure_area_keys", key: nil)
         }
-        let publicKey = try StorageError.wrap { try PublicKey(spkiDER: publicKeyDER) }
+        let publicKey = try StorageError.wrap { () throws(CryptoError) in try PublicKey(spkiDER: publicKeyDER) }
         let salt = row[4].bytes
         let info = KeyInfo(alias: alias, algorithm: algorithm, publicKey: publicKey,
                            createdAt: Date(timeIntervalSince1970: created), requiresUnlock: salt != nil)
@@ -228,14 +228,14 @@ public actor SoftwareSecureArea: SecureArea {
     private func unwrap(_ alias: String, unlock: (any KeyUnlockData)?) throws(StorageError) -> UnwrappedKey {
         let record = try record(alias)
         let info = record.info
-        let aad = Self.keyAAD(alias: alias, algorithm: info.algorithm, publicKeyDER: try StorageError.wrap { try info.publicKey.spkiDER }, format: record.format)
+        let aad = Self.keyAAD(alias: alias, algorithm: info.algorithm, publicKeyDER: try StorageError.wrap { () throws(CryptoError) in try info.publicKey.spkiDER }, format: record.format)
         var layered = try wrapping.unwrap(record.wrapped, aad: aad)
         defer { wipe(&layered) }
         var secret: [UInt8]
         if let salt = record.salt {
             guard let passphrase = (unlock as? PassphraseUnlock)?.passphrase else { throw .authenticationRequired(alias: alias) }
             do {
-                secret = try perKeyWrapper(passphrase: passphrase, salt: salt).unwrap(layered, aad: aad, what: "key \(alias)")
+                secret = try perKeyWrapper(passphrase: passphrase, salt: salt).unwrap(layered, aad: aad)
             } catch .unwrapFailed {
                 // A wrong passphrase: the outer layer (the area's wrapping key) opened fine.
                 throw .authenticationRequired(alias: alias)
@@ -247,13 +247,13 @@ public actor SoftwareSecureArea: SecureArea {
         let key: UnwrappedKey
         switch info.algorithm {
         case .ed25519:
-            key = .ed25519(try StorageError.wrap { try Ed25519PrivateKey(rawRepresentation: secret) })
+            key = .ed25519(try StorageError.wrap { () throws(CryptoError) in try Ed25519PrivateKey(rawRepresentation: secret) })
         case .p256, .p384, .p521:
-            guard let curve = info.algorithm.curve else { throw .corruptRecord("algorithm of \(alias)") }
-            key = .ec(try StorageError.wrap { try ECPrivateKey(rawRepresentation: secret, curve: curve) })
+            guard let curve = info.algorithm.curve else { throw .corruptRecord(table: "secure_area_keys", key: alias) }
+            key = .ec(try StorageError.wrap { () throws(CryptoError) in try ECPrivateKey(rawRepresentation: secret, curve: curve) })
         }
         // The public key stored in the clear must be the one the private key computes.
-        guard key.publicKey == info.publicKey else { throw .corruptRecord("public key of \(alias) does not match its private key") }
+        guard key.publicKey == info.publicKey else { throw .corruptRecord(table: "secure_area_keys", key: alias) }
         return key
     }
 
@@ -271,7 +271,7 @@ public actor SoftwareSecureArea: SecureArea {
     /// An ECDH key agreement for an EC key.
     public func keyAgreement(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any KeyAgreement {
         guard case .ec(let key) = try unwrap(alias, unlock: unlock) else {
-            throw .unsupportedKeyOperation(alias: alias, operation: "key agreement")
+            throw .unsupportedKeyOperation(alias: alias, operation: .keyAgreement)
         }
         return SoftwareAreaKeyAgreement(alias: alias, key: SoftwareKeyAgreement(key))
     }
@@ -335,7 +335,7 @@ private struct SoftwareAreaKeyAgreement: KeyAgreement, CustomStringConvertible, 
     let key: SoftwareKeyAgreement
 
     var publicKey: ECPublicKey { key.publicKey }
-    func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> [UInt8] { try await key.sharedSecret(with: peer) }
+    func sharedSecret(with peer: ECPublicKey) async throws(KeyOperationError) -> SharedSecret { try await key.sharedSecret(with: peer) }
     var description: String { "SoftwareSecureArea key agreement(\(alias))" }
     var customMirror: Mirror { Mirror(self, children: [:]) }
 }

@@ -64,19 +64,19 @@ public actor CredentialStore {
     }
 
     private static func validate(_ credential: StoredCredential) throws(StorageError) {
-        guard !credential.id.isEmpty else { throw .invalidCredential("empty id") }
-        guard credential.policy.batchSize >= 1 else { throw .invalidCredential("batchSize must be at least 1") }
+        guard !credential.id.isEmpty else { throw .invalidCredential(.emptyId) }
+        guard credential.policy.batchSize >= 1 else { throw .invalidCredential(.batchSizeBelowOne) }
         if case .issued = credential.state, credential.instances.isEmpty {
-            throw .invalidCredential("an issued credential needs at least one instance")
+            throw .invalidCredential(.noInstances)
         }
         guard Set(credential.instances.map(\.keyAlias)).count == credential.instances.count else {
-            throw .invalidCredential("two instances share a key alias")
+            throw .invalidCredential(.duplicateKeyAlias)
         }
         guard Set(credential.instances.map(\.index)).count == credential.instances.count else {
-            throw .invalidCredential("two instances share an index")
+            throw .invalidCredential(.duplicateIndex)
         }
         guard credential.instances.allSatisfy({ $0.useCount >= 0 && !$0.keyAlias.isEmpty }) else {
-            throw .invalidCredential("an instance has a negative use count or an empty key alias")
+            throw .invalidCredential(.invalidInstance)
         }
     }
 
@@ -120,7 +120,7 @@ public actor CredentialStore {
                     "SELECT credential_id FROM credential_instances WHERE key_alias = ? AND credential_id <> ?",
                     [.text(instance.keyAlias), .text(credential.id)])
                 guard owners.isEmpty else {
-                    throw .invalidCredential("key alias \(instance.keyAlias) belongs to another credential")
+                    throw .invalidCredential(.keyAliasInUse(instance.keyAlias))
                 }
             }
             try connection.run("DELETE FROM credentials WHERE id = ?", [.text(credential.id)])
@@ -204,7 +204,7 @@ public actor CredentialStore {
         }
         var grouped: [String: [CredentialInstance]] = [:]
         for row in rows.1 {
-            guard let id = row.first?.string else { throw .corruptRecord("credential_instances row") }
+            guard let id = row.first?.string else { throw .corruptRecord(table: "credential_instances", key: nil) }
             grouped[id, default: []].append(try Self.decodeInstance(row))
         }
         var result: [StoredCredential] = []
@@ -219,7 +219,7 @@ public actor CredentialStore {
     private static func decodeInstance(_ row: [SQLValue]) throws(StorageError) -> CredentialInstance {
         guard row.count == 5, let index = row[1].int64, let alias = row[2].string, let raw = row[3].bytes,
               let uses = row[4].int64, let index = Int(exactly: index), let uses = Int(exactly: uses) else {
-            throw .corruptRecord("credential_instances row")
+            throw .corruptRecord(table: "credential_instances", key: nil)
         }
         return CredentialInstance(index: index, keyAlias: alias, raw: raw, useCount: uses)
     }
@@ -230,15 +230,15 @@ public actor CredentialStore {
               let display = row[5].string, let batch = row[6].int64, let batchSize = Int(exactly: batch),
               let use = row[7].string.flatMap(KeyUse.init(rawValue:)), let stateName = row[8].string,
               let created = row[12].double, let updated = row[13].double else {
-            throw .corruptRecord("credentials row")
+            throw .corruptRecord(table: "credentials", key: nil)
         }
         let state: CredentialState
         switch stateName {
         case "issued": state = .issued
         case "deferred":
-            guard let transactionId = row[9].string else { throw .corruptRecord("deferred credential \(id) has no transaction id") }
+            guard let transactionId = row[9].string else { throw .corruptRecord(table: "credentials", key: id) }
             state = .deferred(transactionId: transactionId, retryAfter: row[10].double.map(Date.init(timeIntervalSince1970:)))
-        default: throw .corruptRecord("credential \(id) has state \(stateName)")
+        default: throw .corruptRecord(table: "credentials", key: id)
         }
         var refreshToken: String? = nil
         if let wrapped = row[11].bytes {
@@ -250,7 +250,7 @@ public actor CredentialStore {
             try wrapping.unwrap(wrapped, aad: Self.issuanceContextAAD(id))
         }
         guard let displayValue = Self.display(display), let issuerDisplayValue = Self.display(issuerDisplay) else {
-            throw .corruptRecord("display metadata of \(id)")
+            throw .corruptRecord(table: "credentials", key: id)
         }
         return StoredCredential(
             id: id, format: format, type: type, issuer: IssuerInfo(identifier: issuerId, display: issuerDisplayValue),

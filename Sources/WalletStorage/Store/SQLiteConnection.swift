@@ -1,4 +1,4 @@
-import CSQLite
+internal import CSQLite
 import Foundation
 
 /// Where a store keeps its data: a database file, or SQLite `:memory:` (tests).

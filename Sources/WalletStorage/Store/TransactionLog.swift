@@ -1,5 +1,6 @@
 import Foundation
 import WalletEncoding
+import WalletCrypto
 
 /// What kind of exchange a transaction-log entry records.
 public enum TransactionKind: String, Sendable, Hashable, CaseIterable {
@@ -215,7 +216,7 @@ extension CredentialStore {
         guard row.count == 10, let id = row[0].string, let time = row[1].double,
               let kind = row[2].string.flatMap(TransactionKind.init(rawValue:)), let counterparty = row[3].string,
               let credentialsText = row[6].string, let outcomeName = row[7].string else {
-            throw .corruptRecord("transaction_log row")
+            throw .corruptRecord(table: "transaction_log", key: nil)
         }
         let outcome: TransactionOutcome
         switch outcomeName {
@@ -224,16 +225,16 @@ extension CredentialStore {
         case "declined": outcome = .declined
         case "cancelled": outcome = .cancelled
         case "failed": outcome = .failed(reason: row[8].string ?? "")
-        default: throw .corruptRecord("outcome of transaction \(id)")
+        default: throw .corruptRecord(table: "transaction_log", key: id)
         }
         var credentials: [TransactionCredential] = []
         guard let entries = try? JSONValue.parse(credentialsText).arrayValue else {
-            throw .corruptRecord("credentials of transaction \(id)")
+            throw .corruptRecord(table: "transaction_log", key: id)
         }
         for entry in entries {
             guard let object = entry.objectValue, let credentialId = try? object.string("id"),
                   let type = try? object.string("type"), let paths = try? object.array("paths") else {
-                throw .corruptRecord("credentials of transaction \(id)")
+                throw .corruptRecord(table: "transaction_log", key: id)
             }
             credentials.append(TransactionCredential(credentialId: credentialId, type: type,
                                                      claimPaths: paths.compactMap(\.arrayValue)))
@@ -242,7 +243,7 @@ extension CredentialStore {
         if let sealed = row[9].bytes {
             var plain = try wrapping.unwrap(sealed, aad: Self.claimValuesAAD(id))
             defer { wipe(&plain) }
-            guard let values = try? JSONValue.parseObject(plain) else { throw .corruptRecord("claim values of transaction \(id)") }
+            guard let values = try? JSONValue.parseObject(plain) else { throw .corruptRecord(table: "transaction_log", key: id) }
             claimValues = values
         }
         let trusted = row[5].int64.map { $0 != 0 }

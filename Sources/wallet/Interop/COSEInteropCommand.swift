@@ -74,7 +74,7 @@ enum COSEInteropCommand {
         let algorithm = try macAlgorithm(options.values["--alg"] ?? "HS256")
         let message = try COSEMac0.create(payload: try options.hexValue("--payload"),
                                           detached: options.flags.contains("--detached"),
-                                          key: try options.hexValue("--key"), algorithm: algorithm,
+                                          key: SymmetricKey(bytes: try options.hexValue("--key")), algorithm: algorithm,
                                           externalAAD: try options.optionalHex("--aad") ?? [],
                                           tagged: !options.flags.contains("--untagged"))
         return message.encodedBytes
@@ -83,7 +83,7 @@ enum COSEInteropCommand {
     private static func mac0Verify(_ options: InteropOptions) throws -> [UInt8] {
         let message = try COSEMac0(encoded: try options.positionalHex())
         let detached = try options.optionalHex("--payload")
-        try message.verify(key: try options.hexValue("--key"), externalAAD: try options.optionalHex("--aad") ?? [],
+        try message.verify(key: SymmetricKey(bytes: try options.hexValue("--key")), externalAAD: try options.optionalHex("--aad") ?? [],
                            detachedPayload: message.payload == nil ? detached : nil)
         return message.payload ?? detached ?? []
     }

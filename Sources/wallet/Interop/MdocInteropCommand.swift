@@ -53,12 +53,14 @@ enum MdocInteropCommand {
         guard case .map(let claims) = try CBOR.decode(try options.hexValue("--claims")) else {
             throw InteropOptions.UsageError(description: "--claims is not a CBOR map")
         }
-        var nameSpaces: [(nameSpace: String, elements: [(identifier: String, value: CBOR)])] = []
+        var nameSpaces: [NameSpaced<DataElement>] = []
         for entry in claims {
             guard let name = entry.key.stringValue, case .map(let elements) = entry.value else {
                 throw InteropOptions.UsageError(description: "--claims must map namespaces to maps")
             }
-            nameSpaces.append((name, elements.compactMap { element in element.key.stringValue.map { ($0, element.value) } }))
+            nameSpaces.append(NameSpaced(nameSpace: name, elements: elements.compactMap { element in
+                element.key.stringValue.map { DataElement(identifier: $0, value: element.value) }
+            }))
         }
         var authorizations: KeyAuthorizations?
         if let encoded = try options.optionalHex("--key-authorizations") {

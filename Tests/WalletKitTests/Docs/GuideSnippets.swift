@@ -66,8 +66,8 @@ struct GuideSnippets {
         let session = try MdocReader(connector: BLEConnector(party: .reader, modes: [.peripheralServer]) { [air = reader.air] in air.makeRadio() },
                                      trustAnchors: [parties.issuer.trustAnchors.iaca])
         try await session.engage(qrCodeUri: engagement.qrCodeUri ?? "")
-        let verified = try await session.request([ItemsRequest(docType: Parties.mDLType, nameSpaces: [(Parties.nameSpace, [
-            ("age_over_18", false), ("family_name", false)])])], readerKey: ReaderAuthenticationKey(
+        let verified = try await session.request([ItemsRequest(docType: Parties.mDLType, nameSpaces: [NameSpaced(Parties.nameSpace, [
+            RequestedElement("age_over_18", false), RequestedElement("family_name", false)])])], readerKey: ReaderAuthenticationKey(
                 signer: SoftwareSigner(reader.key), certificateChain: [reader.certificate]))
         await session.end()
         try await holder.value

@@ -105,7 +105,7 @@ struct ProximityDocSnippets {
                            let reader = try MdocReader(connector: bleConnector, trustAnchors: iacaRoots)
                            try await reader.engage(qrCodeUri: scanned)                  // or engage(nfcHandoverSelect:)
                            let verified = try await reader.request([ItemsRequest(docType: "org.iso.18013.5.1.mDL",
-                                                                                 nameSpaces: [("org.iso.18013.5.1", [("age_over_18", false)])])],
+                                                                                 nameSpaces: [NameSpaced("org.iso.18013.5.1", [RequestedElement("age_over_18", false)])])],
                                                                    readerKey: readerAuthKey)   // optional reader authentication
                            print(verified.documents[0].value(nameSpace: "org.iso.18013.5.1", identifier: "age_over_18") ?? "—")
                            await reader.end()

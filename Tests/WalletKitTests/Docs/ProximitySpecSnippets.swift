@@ -242,7 +242,7 @@ struct ProximitySpecSnippets {
                                      trustAnchors: [])
         try await session.engage(qrCodeUri: engagement.qrCodeUri ?? "")
         let requesting = Task {
-            try await session.request([ItemsRequest(docType: "org.iso.18013.5.1.mDL", nameSpaces: [("org.iso.18013.5.1", [("age_over_18", false)])])])
+            try await session.request([ItemsRequest(docType: "org.iso.18013.5.1.mDL", nameSpaces: [NameSpaced("org.iso.18013.5.1", [RequestedElement("age_over_18", false)])])])
         }
         // The user declines on the consent sheet.
         for await state in wallet.proximity.eventHub.sessionState where state.userInteractionRequired {

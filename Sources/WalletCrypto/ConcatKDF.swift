@@ -2,20 +2,20 @@
 /// (RFC 7518 §4.6.2): SHA-256 rounds over
 /// `counter || Z || AlgorithmID || PartyUInfo || PartyVInfo || SuppPubInfo`,
 /// each variable field prefixed by its 32-bit big-endian length.
-public enum ConcatKDF {
-    /// Derives `keyByteCount` bytes from the shared secret `z`.
+///
+/// Reached through ``SharedSecret/concatKDFDerivedSymmetricKey(algorithmID:partyUInfo:partyVInfo:outputByteCount:)``.
+enum ConcatKDF {
+    /// Derives `keyByteCount` (1...64) bytes from the shared secret `z`.
     ///
     /// - Parameters:
     ///   - algorithmID: the `enc` value in direct key agreement (the `alg` value with key wrapping).
     ///   - partyUInfo: the decoded `apu` (empty when absent).
     ///   - partyVInfo: the decoded `apv` (empty when absent).
-    public static func deriveKey(
-        sharedSecret z: [UInt8], keyByteCount: Int, algorithmID: String,
+    static func deriveKey(
+        sharedSecret z: SecretBytes, keyByteCount: Int, algorithmID: String,
         partyUInfo: [UInt8] = [], partyVInfo: [UInt8] = []
-    ) throws(JOSEError) -> [UInt8] {
-        guard keyByteCount > 0, keyByteCount <= 64 else {
-            throw .invalidKey("derived key length \(keyByteCount) out of range")
-        }
+    ) throws(CryptoError) -> SymmetricKey {
+        guard keyByteCount > 0, keyByteCount <= 64 else { throw .invalidLength(.concatKDFOutput, actual: keyByteCount) }
         var otherInfo = lengthPrefixed(Array(algorithmID.utf8))
         otherInfo += lengthPrefixed(partyUInfo)
         otherInfo += lengthPrefixed(partyVInfo)
@@ -23,10 +23,18 @@ public enum ConcatKDF {
         var output: [UInt8] = []
         var counter: UInt32 = 1
         while output.count < keyByteCount {
-            output += JOSECrypto.sha256(bigEndian32(counter) + z + otherInfo)
+            var round = bigEndian32(counter)
+            z.withBytes { round += $0 }
+            round += otherInfo
+            var digest = HashAlgorithm.sha256.digest(round)
+            wipe(&round)
+            output += digest
+            wipe(&digest)
             counter += 1
         }
-        return Array(output.prefix(keyByteCount))
+        var key = Array(output.prefix(keyByteCount))
+        wipe(&output)
+        return SymmetricKey(consuming: &key)
     }
 
     private static func bigEndian32(_ value: UInt32) -> [UInt8] {
