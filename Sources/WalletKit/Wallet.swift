@@ -89,8 +89,8 @@ public final class Wallet: Sendable {
             store: store, recorder: recorder, monitor: monitor)
         credentials = WalletCredentials(store: store, monitor: monitor, issuance: vci)
         transactionLog = WalletTransactionLog(store: store, recorder: recorder)
-        proximity = MdocEngagementManager(connector: config.proximity.connector, nfcSettings: config.proximity.nfcSettings,
-                                          clock: config.clock)
+        let carrier = config.proximity.resolved
+        proximity = MdocEngagementManager(connector: carrier.connector, nfcSettings: carrier.nfcSettings, clock: config.clock)
         engagementConfig = EngagementConfig(readerTrustAnchors: readerAnchors.isEmpty ? nil : readerAnchors)
         proximityRecorder = ProximityRecorder(hub: proximity.eventHub, disclosures: proximityDisclosures, recorder: recorder,
                                               monitor: monitor, readerAnchorsConfigured: !readerAnchors.isEmpty)

@@ -52,7 +52,7 @@ public struct WalletConfig: Sendable {
     /// Unlock data for a credential's holder key when a presentation uses it (remote or
     /// proximity); nil for unprotected keys. A hardware area may prompt instead.
     public var credentialUnlock: (@Sendable (CredentialId) async -> (any KeyUnlockData)?)?
-    /// Proximity (ISO 18013-5) settings: the carrier and NFC.
+    /// Proximity (ISO 18013-5) settings: the carrier (none unless the app gives one) and NFC.
     public var proximity: ProximityConfig
     /// What the transaction log keeps.
     public var transactionLog: TransactionLogOptions
@@ -113,17 +113,46 @@ public struct TrustConfig: Sendable {
 }
 
 /// How proximity presentation reaches readers.
+///
+/// The carrier is the app's to give: a platform BLE connector (``BLEConnector`` over a
+/// CoreBluetooth or Android ``BLERadio``) on a device. There is no default carrier: the
+/// SDK's TCP and in-memory transports are test tools, not ISO 18013-5 carriers, and are
+/// never chosen for the app. Without one, NFC engagement works with NFC data transfer
+/// (through ``MdocEngagementManager/nfc``), and QR and reverse engagements fail with
+/// ``ProximityError/transportFailed(_:)`` (`.unsupportedEndpoint`).
 public struct ProximityConfig: Sendable {
-    /// The carrier engagements listen and connect on: a platform BLE connector on a
-    /// device; the SDK's TCP (the default, loopback) or simulated BLE in tests and tools.
-    public var connector: any MdocTransportConnector
-    /// How NFC engagements are served.
-    public var nfcSettings: NFCEngagementSettings
+    /// The carrier engagements listen and connect on, or nil for none.
+    public var connector: (any MdocTransportConnector)?
+    /// How NFC engagements are served. Nil: the defaults of ``NFCEngagementSettings``
+    /// with a carrier; NFC data transfer only without one.
+    public var nfcSettings: NFCEngagementSettings?
 
-    /// Settings; by default TCP on 127.0.0.1 and the default NFC settings.
-    public init(connector: any MdocTransportConnector = TCPConnector(), nfcSettings: NFCEngagementSettings = NFCEngagementSettings()) {
+    /// Settings: `connector` for QR, reverse and NFC-handover engagements (none by
+    /// default), and `nfcSettings` for NFC.
+    public init(connector: (any MdocTransportConnector)? = nil, nfcSettings: NFCEngagementSettings? = nil) {
         self.connector = connector
         self.nfcSettings = nfcSettings
+    }
+
+    /// The connector and NFC settings the engagement manager is built with.
+    var resolved: (connector: any MdocTransportConnector, nfcSettings: NFCEngagementSettings) {
+        if let connector { return (connector, nfcSettings ?? NFCEngagementSettings()) }
+        return (NoCarrier(), nfcSettings ?? NFCEngagementSettings(offersConnector: false, offersNFCDataTransfer: true))
+    }
+}
+
+/// The carrier of a wallet configured without one: it reaches no endpoint and listens on
+/// none, so only NFC data transfer can carry a session.
+struct NoCarrier: MdocTransportConnector {
+    func canConnect(to endpoint: TransportEndpoint) -> Bool { false }
+
+    func connect(to endpoint: TransportEndpoint, context: ConnectionContext,
+                 timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+        throw .transportFailed(.unsupportedEndpoint)
+    }
+
+    func listen(context: ConnectionContext) async throws(ProximityError) -> any MdocTransportListener {
+        throw .transportFailed(.unsupportedEndpoint)
     }
 }
 

@@ -7,53 +7,6 @@ import WalletCrypto
 import SwiftUI
 #endif
 
-#if !canImport(Combine)
-// Combine's names, for the share model of docs/proximity.md on platforms without Combine.
-protocol ObservableObject: AnyObject {}
-@propertyWrapper struct Published<Value> {
-    var wrappedValue: Value
-    init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
-}
-#else
-import Combine
-#endif
-
-// docs/proximity.md #1, compiled as written.
-// snippet: docs/proximity.md#1
-@MainActor
-final class ShareModel: ObservableObject {
-    @Published private(set) var ui = SessionUiState.idle
-    let manager = MdocEngagementManager(connector: TCPConnector())   // your BLE connector on a device
-    private let documents: any MdocDocumentProvider
-    private var observer: Task<Void, Never>?
-
-    init(documents: any MdocDocumentProvider) {
-        self.documents = documents
-        observer = Task { [manager] in
-            for await state in manager.eventHub.sessionState {
-                self.ui = state                      // one collector, routed by phase in the view
-            }
-        }
-    }
-
-    func showQr() async throws { try await manager.createEngagement(.qr) }
-
-    func scanned(readerUri: String) async throws {
-        try await manager.createEngagement(.toApp, config: EngagementConfig().with(readerEngagementUri: readerUri))
-    }
-
-    func share() async throws {
-        guard let bytes = ui.deviceRequest,
-              let transfer = manager.activeEngagement.current?.transferManager else { return }
-        let request = try DeviceRequest(encoded: bytes)
-        let response = try await transfer.createResponse(deviceRequest: request, documentProvider: documents)
-        try await transfer.sendDeviceResponse(response)   // ends the session with status 20
-    }
-
-    func decline() async { try? await manager.activeEngagement.current?.transferManager?.decline() }
-}
-// end snippet
-
 #if canImport(SwiftUI)
 // docs/proximity.md #2: SwiftUI, compiled where SwiftUI exists (not on Linux). The app's own views:
 struct QRCodeImage: View { let text: String; var body: some View { Text(text) } }
@@ -64,32 +17,34 @@ struct ConsentSheet: View {
 }
 struct ResultView: View { let outcome: TerminalOutcome?; let message: String?; var body: some View { EmptyView() } }
 // snippet: docs/proximity.md#2
+@available(iOS 17, macOS 14, *)
 struct ShareView: View {
-    @ObservedObject var model: ShareModel
+    let model: ProximityShareModel              // @Observable: the view follows what it reads
+    let documents: any MdocDocumentProvider     // what the user agrees to release
     var body: some View {
-        switch model.ui.phase {
-        case .engagement:
-            VStack {
+        VStack {
+            switch model.ui.phase {
+            case .engagement:
                 Text(model.ui.substateLabel)
-                if model.ui.qrMode == .display, let uri = model.manager.activeEngagement.current?.qrCodeUri {
-                    QRCodeImage(text: uri)
-                }
+                if let text = model.qrCodeText { QRCodeImage(text: text) }
                 if model.ui.nfcMode == .foreground { Text("Hold near the reader") }
                 if model.ui.nfcMode == .background { Image(systemName: "wave.3.right").opacity(0.5) }
+                if model.ui.isSuspended { SuspendedOverlay() }
+            case .transfer:
+                if model.ui.userInteractionRequired, let parsed = model.ui.parseDeviceRequest() {
+                    ConsentSheet(request: parsed, onShare: { Task { await model.share(using: documents) } },
+                                 onDecline: { Task { await model.decline() } })
+                } else if let progress = model.ui.progressHint {
+                    ProgressView(value: Double(progress))       // 0.3 data received, 0.7 data sent
+                } else {
+                    ProgressView(model.ui.substateLabel)         // connecting: indeterminate
+                }
+            case .terminal:
+                ResultView(outcome: model.ui.terminalOutcome, message: model.ui.terminalMessage)
             }
-            .overlay { if model.ui.isSuspended { SuspendedOverlay() } }
-        case .transfer:
-            if model.ui.userInteractionRequired, let parsed = model.ui.parseDeviceRequest() {
-                ConsentSheet(request: parsed, onShare: { Task { try await model.share() } },
-                             onDecline: { Task { await model.decline() } })
-            } else if let progress = model.ui.progressHint {
-                ProgressView(value: Double(progress))           // 0.3 data received, 0.7 data sent
-            } else {
-                ProgressView(model.ui.substateLabel)             // connecting: indeterminate
-            }
-        case .terminal:
-            ResultView(outcome: model.ui.terminalOutcome, message: model.ui.terminalMessage)
+            if let error = model.lastError { Text(error.localizedDescription) }
         }
+        .onDisappear { Task { await model.closeQr() } }    // closes the sheet; a started session goes on
     }
 }
 // end snippet
@@ -112,12 +67,29 @@ struct ProximityDocSnippets {
                            // end snippet
     }
 
-    @Test("the share model starts idle and follows its manager")
+    /// docs/proximity.md #1, compiled and run over the simulated BLE link.
+    @MainActor
+    static func shareModel(bleConnector: BLEConnector) async -> ProximityShareModel {
+        // snippet: docs/proximity.md#1
+        let manager = MdocEngagementManager(connector: bleConnector)   // a BLEConnector over your platform's BLERadio
+        let model = ProximityShareModel(manager: manager)              // @Observable, on the main actor
+        await model.showQr()                                           // model.qrCodeText, then model.ui follows the session
+        // end snippet
+        return model
+    }
+
+    @Test("the share model of docs/proximity.md shows a BLE QR code and follows its manager")
     @MainActor
     func shareModel() async throws {
-        let model = ShareModel(documents: StaticDocumentProvider(documents: [], signer: SoftwareSigner(try ECPrivateKey.generate(curve: .p256)),
-                                                                 consent: { _ in .nothing }))
-        #expect(model.ui == .idle)
+        let air = SimulatedBLEAir()
+        let model = await Self.shareModel(bleConnector: BLEConnector(party: .mdoc) { air.makeRadio() })
+        #expect(model.lastError == nil)
+        let text = try #require(model.manager.activeEngagement.current?.qrCodeUri)
+        for await state in model.manager.eventHub.sessionState where state.qrCodePayload == text && state.qrMode == .display { break }
+        while model.qrCodeText != text { await Task.yield() }   // the model's observer runs on this actor
+        #expect(model.ui.phase == .engagement)
+        #expect(try DeviceEngagement(uri: text).deviceRetrievalMethods.first.map(TransportEndpoint.init(retrievalMethod:))?.bleOptions != nil)
+        await model.cancel()
         _ = Self.reader
     }
 }
