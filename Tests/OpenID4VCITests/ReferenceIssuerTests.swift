@@ -16,7 +16,7 @@ final class LoopbackIssuer: Sendable {
     let issuer: ReferenceIssuer
     let server: LoopbackHTTPServer
     let anchors: [X509Certificate]
-    let http = URLSessionHTTPClient(allowInsecureHTTP: true)
+    let http = PatientHTTPClient()
 
     init(_ configuration: ReferenceIssuerConfiguration = ReferenceIssuerConfiguration(), faults: [FaultRule] = []) async throws {
         issuer = try ReferenceIssuer(configuration: configuration)

@@ -46,7 +46,7 @@ struct ReferenceVerifierEndToEndTests {
                 store: wallet.store,
                 config: PresentationConfig(readerAnchorsDer: anchors ? verifier.pki.anchorsDER : [],
                                            mdocTransactionDataBinder: ReferenceVerifierEndToEndTests.binder, allowHTTP: true),
-                httpClient: URLSessionHTTPClient(allowInsecureHTTP: true), clock: ManualClock(testNow))
+                httpClient: PatientHTTPClient(), clock: ManualClock(testNow))
         }
     }
 

@@ -80,7 +80,7 @@ struct IssuerTransportTests {
         let credentialIssuer = await issuer.credentialIssuer
         #expect(credentialIssuer == server.baseURL.absoluteString)
         let offer = try await issuer.createOffer(.preAuthorized([pid]))
-        let response = try await issue(through: URLSessionHTTPClient(allowInsecureHTTP: true), issuer: credentialIssuer,
+        let response = try await issue(through: PatientHTTPClient(), issuer: credentialIssuer,
                                        clock: SystemClock(), offer: offer)
         #expect(response.status == 200)
         let credential = try json(response).objectArray("credentials")[0].string("credential")

@@ -12,7 +12,7 @@ import Darwin
 
 @Suite("LoopbackHTTPServer", .timeLimit(.minutes(2)))
 struct LoopbackHTTPServerTests {
-    private let client = URLSessionHTTPClient(allowInsecureHTTP: true)
+    private let client = PatientHTTPClient()
 
     private func url(_ server: LoopbackHTTPServer, _ path: String) -> URL {
         URL(string: server.baseURL.absoluteString + path)!

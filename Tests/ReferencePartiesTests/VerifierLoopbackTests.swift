@@ -23,7 +23,7 @@ struct VerifierLoopbackTests {
 
         let transaction = try await verifier.createTransaction(PresentationRequestOptions(
             query: .pidNames, responseMode: .directPostJwt, delivery: .byReference(method: .post)))
-        let client = URLSessionHTTPClient(allowInsecureHTTP: true)
+        let client = PatientHTTPClient()
 
         // Fetch the request object with a wallet_nonce, check it as a wallet would.
         let requestURI = try #require(transaction.requestURI)

@@ -63,7 +63,7 @@ struct ServeIssuerCommandTests {
         let offerURI = try offers[0].string("offer_uri")
         let query = try #require(URLComponents(string: offerURI)?.percentEncodedQuery)
         let offerURL = try #require(try FormURLEncoding.decode(query)["credential_offer_uri"])
-        let client = URLSessionHTTPClient(allowInsecureHTTP: true)
+        let client = PatientHTTPClient()
         let response = try await client.send(HTTPRequest(url: try #require(URL(string: offerURL))))
         #expect(response.status == 200)
         #expect(try JSONValue.parseObject(response.body).string("credential_issuer") == issuer)
