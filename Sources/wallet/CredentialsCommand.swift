@@ -1,8 +1,10 @@
 import CBOR
 import Foundation
+import JOSE
 import Mdoc
 import OpenID4VCI
 import SDJWT
+import WalletCrypto
 import WalletEncoding
 import WalletStorage
 
@@ -68,18 +70,41 @@ enum CredentialsCommand {
     }
 
     private static func show(_ id: String, home: WalletHome) async throws(CLIError) -> String {
-        let (_, store) = try await home.open()
+        let (area, store) = try await home.open()
         let found: StoredCredential?
         do { found = try await store.credential(id: id) } catch { throw .failed("cannot read the store: \(error)") }
         guard let credential = found else { throw .input("no credential \(id)") }
         let remaining = (try? await store.remainingInstances(of: id)) ?? 0
         var object = summary(credential, remaining: remaining)
         object["instances"] = .integer(Int64(credential.instances.count))
+        var keys: [JSONValue] = []
+        for instance in credential.instances {
+            var entry: JSONObject = ["index": .integer(Int64(instance.index)), "useCount": .integer(Int64(instance.useCount))]
+            // Public keys only: the instance's key in the secure area, and the key its
+            // credential binds (SD-JWT VC `cnf`, MSO `deviceKey`), which must be the same.
+            entry["holderKey"] = (try? await area.keyInfo(alias: instance.keyAlias)).map { JWK(publicKey: $0.publicKey).jsonValue } ?? .null
+            entry["boundKey"] = boundKey(of: instance.raw, format: credential.format).map { JWK(publicKey: $0).jsonValue } ?? .null
+            keys.append(.object(entry))
+        }
+        object["instanceKeys"] = .array(keys)
         if let instance = credential.instances.first {
             object["claims"] = claims(of: instance.raw, format: credential.format)
         }
         if home.json { return JSONValue.object(object).serialized }
         return JSONWriter(indent: "  ").string(.object(object))
+    }
+
+    /// The holder key a stored credential is bound to: the SD-JWT VC's `cnf.jwk` or the
+    /// MSO's `deviceKey`; nil when it names none or does not parse.
+    static func boundKey(of raw: [UInt8], format: CredentialFormat) -> PublicKey? {
+        switch format {
+        case .sdJwtVc:
+            guard let text = UTF8Validation.string(raw), let sdJWT = try? SDJWT(compact: text),
+                  let key = try? sdJWT.issuerSignedJWT.claims.confirmationKey() else { return nil }
+            return try? key.publicKey()
+        case .msoMdoc:
+            return try? IssuerSigned(encoded: raw).mobileSecurityObject.devicePublicKey()
+        }
     }
 
     /// The claims of a stored credential: the SD-JWT VC's with every disclosure applied,

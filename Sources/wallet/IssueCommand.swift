@@ -23,7 +23,11 @@ struct StandardTerminal: IssuanceTerminal {
 /// `wallet issue`, `wallet resume` and `wallet reissue`: run a real OpenID4VCI issuance
 /// into the wallet store and report how it ended.
 enum IssueCommand {
-    static let valued: Set<String> = WalletHome.valuedOptions.union(["--config", "--tx-code", "--batch", "--encryption", "--issuer-anchor"])
+    /// The options every issuing command (`issue`, `resume`, `reissue`) takes with a value.
+    static let sessionValued: Set<String> = WalletHome.valuedOptions.union([
+        "--encryption", "--issuer-anchor", "--key-attestation-key", "--key-attestation-chain",
+    ])
+    static let valued: Set<String> = sessionValued.union(["--config", "--tx-code", "--batch"])
     static let flags: Set<String> = WalletHome.flagOptions.union(["--one-time", "--auto-authorize"])
 
     /// The seams a run uses; the defaults are the real network and terminal.
@@ -49,7 +53,9 @@ enum IssueCommand {
         }
         let encryption = try encryptionPolicy(options["--encryption"])
         let anchors = try readAnchors(options.all("--issuer-anchor"))
-        let (client, _) = try await openClient(home, environment: environment, encryption: encryption, anchors: anchors)
+        let attestations = try keyAttestationProvider(options)
+        let (client, _) = try await openClient(home, environment: environment, encryption: encryption, anchors: anchors,
+                                               keyAttestations: attestations)
 
         let request: IssuanceRequest
         if isOffer(input) {
@@ -89,13 +95,12 @@ enum IssueCommand {
 
     private static func rerun(_ arguments: [String], what: String, environment: Environment,
                               start: (Openid4VciClient, CredentialId) -> IssuanceSession) async throws(CLIError) -> String {
-        let options = try CommandLineOptions(arguments, valued: WalletHome.valuedOptions.union(["--encryption", "--issuer-anchor"]),
-                                             flags: WalletHome.flagOptions)
+        let options = try CommandLineOptions(arguments, valued: sessionValued, flags: WalletHome.flagOptions)
         guard options.positional.count == 1, let id = options.positional.first else { throw .usage("\(what) takes one credential id") }
         let home = try WalletHome(options, environment: environment.variables)
         let anchors = try readAnchors(options.all("--issuer-anchor"))
         let (client, _) = try await openClient(home, environment: environment, encryption: try encryptionPolicy(options["--encryption"]),
-                                               anchors: anchors)
+                                               anchors: anchors, keyAttestations: try keyAttestationProvider(options))
         let terminal = await drive(start(client, id), autoAuthorize: false, http: environment.http(home.allowHTTP),
                                    terminal: environment.terminal)
         return try report(terminal, home: home)
@@ -106,6 +111,47 @@ enum IssueCommand {
         var anchors: [X509Certificate] = []
         for path in paths { anchors += try SDJWTCommand.readAnchors(path) }
         return anchors
+    }
+
+    /// The SDK's software key-attestation provider signing as the wallet provider whose key
+    /// and certificate chain `--key-attestation-key` and `--key-attestation-chain` name
+    /// (both or neither; nil when neither is given). The attestations claim
+    /// `key_storage` `iso_18045_basic`, what the CLI's software secure area gives, and no
+    /// `user_authentication` (its keys are used without one).
+    static func keyAttestationProvider(_ options: CommandLineOptions) throws(CLIError) -> (any KeyAttestationProvider)? {
+        switch (options["--key-attestation-key"], options["--key-attestation-chain"]) {
+        case (nil, nil):
+            return nil
+        case (.some, nil):
+            throw .usage("--key-attestation-key needs --key-attestation-chain (the certificates of the wallet provider's key)")
+        case (nil, .some):
+            throw .usage("--key-attestation-chain needs --key-attestation-key (the wallet provider's signing key)")
+        case (let keyArgument?, let chainArgument?):
+            let signer = try readSigningKey(keyArgument)
+            let chain: [X509Certificate]
+            guard let chainText = try InputSource.read(chainArgument).text else { throw .input("--key-attestation-chain is not text") }
+            do { chain = try X509Certificate.parsePEM(chainText) } catch {
+                throw .input("--key-attestation-chain holds no PEM certificate: \(error)")
+            }
+            // The verifier checks the signature with the x5c leaf: a mismatched pair would
+            // only fail at the issuer, after holder keys were made.
+            guard let leaf = chain.first, (try? PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER)) == signer.publicKey else {
+                throw .input("the first certificate of --key-attestation-chain does not certify --key-attestation-key")
+            }
+            return SoftwareKeyAttestationProvider(issuer: KeyAttestationIssuer(
+                signer: signer, certificateChain: chain, keyStorage: [.iso18045Basic], userAuthentication: []))
+        }
+    }
+
+    /// A PEM private key (EC on P-256/384/521, or Ed25519) from a file, as a signer. The
+    /// message never shows the key.
+    static func readSigningKey(_ argument: String) throws(CLIError) -> SoftwareSigner {
+        guard let text = try InputSource.read(argument).text, text.contains("-----BEGIN") else {
+            throw .input("--key-attestation-key is not a readable PEM file")
+        }
+        if let key = try? ECPrivateKey(pem: text) { return SoftwareSigner(key) }
+        if let key = try? Ed25519PrivateKey(pem: text) { return SoftwareSigner(key) }
+        throw .input("--key-attestation-key holds no unencrypted PEM EC or Ed25519 private key")
     }
 
     static func encryptionPolicy(_ value: String?) throws(CLIError) -> CredentialEncryption {
@@ -125,12 +171,14 @@ enum IssueCommand {
     }
 
     static func openClient(_ home: WalletHome, environment: Environment, encryption: CredentialEncryption,
-                           anchors: [X509Certificate]) async throws(CLIError) -> (Openid4VciClient, IssuanceStorage) {
+                           anchors: [X509Certificate], keyAttestations: (any KeyAttestationProvider)? = nil)
+        async throws(CLIError) -> (Openid4VciClient, IssuanceStorage) {
         let (area, store) = try await home.open()
         let storage = IssuanceStorage(secureArea: area, store: store)
         let client = Openid4VciClient(
             http: environment.http(home.allowHTTP), credentialEncryption: encryption,
-            config: IssuanceConfig(issuerTrustAnchors: anchors, allowHTTP: home.allowHTTP), storage: storage)
+            config: IssuanceConfig(issuerTrustAnchors: anchors, keyAttestationProvider: keyAttestations, allowHTTP: home.allowHTTP),
+            storage: storage)
         return (client, storage)
     }
 

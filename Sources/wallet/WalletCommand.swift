@@ -33,8 +33,15 @@ struct WalletCommand {
           [--config ID] [--tx-code CODE] [--batch N] [--one-time]
           [--encryption when-required|preferred|required] [--issuer-anchor PEM]...
           [--auto-authorize]     (authorize by following the redirect without a browser)
+          [--key-attestation-key PEM --key-attestation-chain PEM]
+                                 attest the new holder keys (OpenID4VCI App. D) as the
+                                 wallet provider with this signing key and its
+                                 certificate chain (leaf first), for issuers that
+                                 require key_attestations
       resume <credential-id>     ask the issuer again for a deferred credential
       reissue <credential-id>    renew a credential with its refresh token
+          resume and reissue take --encryption, --issuer-anchor and the key-attestation
+          options too
       credentials [list]         the stored credentials
       credentials show <id>      one credential with its claims
       credentials delete <id>    delete it (and tell the issuer)

@@ -63,6 +63,14 @@ struct WireTests {
                                          "authorization_details": [["type": "openid_credential", "credential_configuration_id": "x"]]])
         }
         #expect(try TokenResponse(json: ["access_token": "a", "token_type": "dpop"]).isDPoPBound)
+        // An entry without `type` that binds identifiers is taken as openid_credential; other types, and
+        // typeless entries binding nothing, are skipped.
+        let lenient = try TokenResponse(json: ["access_token": "a", "token_type": "Bearer", "authorization_details": [
+            ["credential_configuration_id": "x", "credential_identifiers": ["x-1"]],
+            ["type": "payment", "credential_configuration_id": "y", "credential_identifiers": ["y-1"]],
+            ["credential_configuration_id": "z"],
+        ]])
+        #expect(lenient.credentialIdentifiers == ["x": ["x-1"]])
     }
 
     @Test("the §8.3 and §9.2 responses: immediate, batch with notification_id, deferred, still pending")

@@ -220,12 +220,20 @@ struct ReferenceVerifierEndToEndTests {
     func oneTime() async throws {
         let setup = try await Setup.make(pidUse: .oneTime, pidInstances: 2)
         defer { setup.served.stop() }
-        for _ in 0..<2 {
+        #expect(try await setup.wallet.store.remainingInstances(of: "pid-1") == 2)
+        let walletKeys = try await setup.wallet.area.listKeys().map(\.publicKey)   // before the spent ones are deleted
+        var holderKeys: [PublicKey] = []
+        for remaining in [1, 0] {
             let transaction = try await setup.verifier.createTransaction(PresentationRequestOptions(query: Self.pidQuery))
             _ = try await Self.present(setup.client(), transaction.authorizationRequestURI)
-            #expect(Self.accepted(await setup.verifier.verdict(for: transaction.id)))
+            let verdict = await setup.verifier.verdict(for: transaction.id)
+            #expect(Self.accepted(verdict))
+            // The key the verifier checked the KB-JWT with (the presented instance's cnf).
+            holderKeys.append(try #require(verdict?.presentations(for: "pid").first?.holderKey))
+            #expect(try await setup.wallet.store.remainingInstances(of: "pid-1") == remaining, "one instance spent per presentation")
         }
-        #expect(try await setup.wallet.store.remainingInstances(of: "pid-1") == 0)
+        #expect(holderKeys.count == 2 && holderKeys[0] != holderKeys[1], "each presentation used another holder key")
+        #expect(holderKeys.allSatisfy(walletKeys.contains), "both were keys of the wallet's secure area")
         let third = try await setup.verifier.createTransaction(PresentationRequestOptions(query: Self.pidQuery))
         let (request, done) = try await Self.present(setup.client(), third.authorizationRequestURI)
         #expect(request?.satisfiable == false)

@@ -37,11 +37,14 @@ struct VerifierSDJWTResponseTests {
         let presentation = try #require(verdict.presentations(for: "pid").first)
         #expect(presentation.credentialType == VerifierFixture.pidType)
         #expect(presentation.holderBound)
+        #expect(presentation.holderKey == .ec(fixture.holderKey.publicKey), "the cnf key the KB-JWT verified with")
         #expect(Set(presentation.disclosedPaths) == [["given_name"], ["family_name"]])
         #expect(presentation.value(at: ["given_name"]) == "Erika")
         // The verdict is served as JSON too.
         let status = await fixture.verifier.respond(to: HTTPRequest(url: URL(string: "http://localhost:8080/transactions/\(transaction.id)")!))
         #expect(VerifierFixture.body(status)["outcome"] == "accepted")
+        #expect(VerifierFixture.body(status)["presentations"]?.arrayValue?.first?["holder_key"]
+            == JWK(publicKey: fixture.holderKey.publicKey).jsonValue)
     }
 
     @Test("without answersWithRedirect the response endpoint answers an empty JSON object")
@@ -139,6 +142,7 @@ struct VerifierSDJWTResponseTests {
         let verdict = try await fixture.verdict(transaction.id)
         #expect(verdict.outcome == .accepted)
         #expect(verdict.presentations.first?.holderBound == false)
+        #expect(verdict.presentations.first.map { $0.holderKey == nil } == true)
     }
 
     @Test("an optional KB-JWT that is present is still checked")

@@ -14,57 +14,13 @@ import WalletStorage
 @Suite("wallet demo", .serialized, .timeLimit(.minutes(30)))
 struct DemoCommandTests {
     /// The `wallet` executable built beside this test binary.
-    static var walletBinary: URL? {
-        if let path = ProcessInfo.processInfo.environment["WALLET_BIN"] { return URL(fileURLWithPath: path) }
-        // Linux: the test executable; Apple platforms: the .xctest bundle. `wallet` is built beside either.
-        // (Bundle.allBundles only where it is needed: on Linux, swift-corelibs-foundation keeps
-        // the arrays it builds for it alive, which LeakSanitizer reports.)
-        #if os(Linux)
-        let starts = [URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()]
-        #else
-        let starts = Bundle.allBundles.map(\.bundleURL).filter { $0.pathExtension == "xctest" }
-        #endif
-        for start in starts {
-            var directory = start.deletingLastPathComponent()
-            for _ in 0..<4 {
-                let candidate = directory.appendingPathComponent("wallet")
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        return nil
-    }
+    static var walletBinary: URL? { WalletProcess.binary }
 
-    struct Run {
-        let status: Int32
-        let stdout: String
-        let stderr: [String]
-    }
+    typealias Run = WalletProcess.Run
 
     /// Runs `wallet demo` with `arguments` and waits for it (the hang guard is the suite's limit).
     static func demo(_ arguments: [String], environment: [String: String] = [:], qr: Bool = false) async throws -> Run {
-        let binary = try #require(walletBinary, "the wallet binary is built with the tests")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["demo"] + (qr ? [] : ["--no-qr"]) + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Both pipes are drained off the cooperative pool, so a full pipe never blocks the child.
-        async let stdout = readAll(out.fileHandleForReading)
-        async let stderr = readAll(err.fileHandleForReading)
-        let (output, errors) = await (stdout, stderr)
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: output, as: UTF8.self),
-                   stderr: String(decoding: errors, as: UTF8.self).split(separator: "\n").map(String.init))
-    }
-
-    static func readAll(_ handle: FileHandle) async -> [UInt8] {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: Array(handle.readDataToEndOfFile())) }
-        }
+        try await WalletProcess.run(["demo"] + (qr ? [] : ["--no-qr"]) + arguments, environment: environment)
     }
 
     /// Starts `wallet demo` told to halt at `checkpoint`, waits until it says it halted

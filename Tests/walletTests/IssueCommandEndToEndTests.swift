@@ -56,6 +56,11 @@ struct IssueCommandEndToEndTests {
         let shown = try Self.json(try await CredentialsCommand.run(["show", id, "--store", store, "--json"], environment: Self.environment(issuer)))
         #expect(shown["claims"]?["given_name"]?.stringValue == "Erika")
         #expect(shown["claims"]?["cnf"] == nil)
+        // Each instance's key in the secure area is the key its credential binds, and no two share one.
+        let keys = try #require(shown["instanceKeys"]?.arrayValue)
+        #expect(keys.count == 3)
+        #expect(keys.allSatisfy { $0["holderKey"] != nil && $0["holderKey"] != .null && $0["holderKey"] == $0["boundKey"] })
+        #expect(Set(keys.compactMap { $0["holderKey"]?.serialized }).count == 3)
 
         let renewed = try Self.json(try await IssueCommand.reissue([id, "--store", store, "--json"], environment: Self.environment(issuer)))
         #expect(renewed["issued"]?.arrayValue?.first?.stringValue == id)

@@ -41,7 +41,17 @@ struct TokenResponse: Sendable, Equatable {
             guard let details = value.arrayValue else { throw .invalidMember("authorization_details") }
             for detail in details {
                 guard let members = detail.objectValue else { throw .invalidMember("authorization_details") }
-                guard members["type"]?.stringValue == "openid_credential" else { continue }
+                switch members["type"] {
+                case .string("openid_credential"):
+                    break
+                case nil where members["credential_configuration_id"] != nil && members["credential_identifiers"] != nil:
+                    // RFC 9396 §2 requires `type`, but an issuer that serialises it away
+                    // (PyPI openid4vci 1.0.0a1 drops the default) still binds identifiers,
+                    // and §8.2 then forbids asking by credential_configuration_id.
+                    break
+                default:
+                    continue
+                }
                 guard let configuration = members["credential_configuration_id"]?.stringValue,
                       let list = members["credential_identifiers"]?.stringArrayValue, !list.isEmpty else {
                     throw .invalidMember("authorization_details.credential_identifiers")

@@ -2,6 +2,7 @@ import Foundation
 import JOSE
 import Mdoc
 import SDJWT
+import WalletCrypto
 import WalletEncoding
 
 /// What the verifier concluded about one transaction; tests read it to see what the
@@ -80,6 +81,10 @@ public struct VerifiedPresentation: Sendable, Equatable {
     public let transactionData: [Int]
     /// The issuer's certificate path (leaf first), when the issuer was trusted through anchors.
     public let issuerCertificateSubjects: [String]
+    /// The holder key the presentation proved possession of: the SD-JWT VC's `cnf` key
+    /// whose KB-JWT verified, or the MSO `deviceKey` whose device authentication verified;
+    /// nil for an SD-JWT VC presented without a KB-JWT.
+    public let holderKey: PublicKey?
 
     /// The value disclosed at `path`, if any.
     public func value(at path: ClaimPath) -> JSONValue? {

@@ -1,4 +1,5 @@
 import Foundation
+import JOSE
 import WalletEncoding
 import WalletRuntime
 
@@ -81,6 +82,7 @@ extension PresentationVerdict {
                 "claims": .array(presentation.disclosedClaims.map { ["path": $0.path.jsonValue, "value": $0.value] }),
             ]
             if let set = presentation.claimSet { members["claim_set"] = .array(set.map(JSONValue.string)) }
+            if let key = presentation.holderKey { members["holder_key"] = JWK(publicKey: key).jsonValue }
             if !presentation.transactionData.isEmpty {
                 members["transaction_data"] = .array(presentation.transactionData.map { .integer(Int64($0)) })
             }

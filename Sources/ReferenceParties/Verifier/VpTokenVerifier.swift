@@ -160,7 +160,8 @@ struct VpTokenVerifier: Sendable {
         return VerifiedPresentation(
             queryId: queryId, format: .sdJwtVc, credentialType: type, disclosedClaims: disclosed, claimSet: claimSet,
             holderBound: verified.keyBinding != nil, transactionData: claimed,
-            issuerCertificateSubjects: verified.certificateChain?.path.map(\.subject.description) ?? [])
+            issuerCertificateSubjects: verified.certificateChain?.path.map(\.subject.description) ?? [],
+            holderKey: verified.keyBinding == nil ? nil : try? verified.holderKey?.publicKey())
     }
 
     /// The SDJWT module's checks: issuer signature under the configured trust, disclosures,
@@ -318,7 +319,8 @@ struct VpTokenVerifier: Sendable {
         return VerifiedPresentation(
             queryId: queryId, format: .msoMdoc, credentialType: verified.docType, disclosedClaims: disclosed,
             claimSet: claimSet, holderBound: true, transactionData: bound,
-            issuerCertificateSubjects: verified.issuerChain.path.map(\.subject.description))
+            issuerCertificateSubjects: verified.issuerChain.path.map(\.subject.description),
+            holderKey: try? verified.mobileSecurityObject.devicePublicKey())
     }
 }
 
