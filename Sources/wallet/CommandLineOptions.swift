@@ -41,10 +41,11 @@ struct CommandLineOptions {
 
 /// Where the wallet keeps its data, and the options every wallet-data command shares
 /// (DESIGN.md, "The `wallet` command"): `--store DIR` (or `WALLET_STORE`), `--allow-http`
-/// (http to loopback hosts only), `--json`.
+/// (http to loopback hosts only), `--json`, and `--timeout SECONDS` for the requests to
+/// issuers and verifiers.
 struct WalletHome {
     /// The options every store-using command accepts with a value.
-    static let valuedOptions: Set<String> = ["--store"]
+    static let valuedOptions: Set<String> = ["--store", "--timeout"]
     /// The flags every store-using command accepts.
     static let flagOptions: Set<String> = ["--allow-http", "--json"]
 
@@ -54,6 +55,8 @@ struct WalletHome {
     let allowHTTP: Bool
     /// Whether the command prints one JSON document on standard output.
     let json: Bool
+    /// How long a request to an issuer or verifier may go unanswered (`--timeout`, 30 s).
+    let requestTimeout: Duration
 
     /// Reads the shared options; the store defaults to `WALLET_STORE`, then the platform's
     /// application-support folder (`~/.local/share/wallet` on Linux).
@@ -69,6 +72,14 @@ struct WalletHome {
         }
         allowHTTP = options.has("--allow-http")
         json = options.has("--json")
+        if let text = options["--timeout"] {
+            guard let seconds = Int(text), seconds > 0, seconds <= 86_400 else {
+                throw .usage("--timeout takes a number of seconds from 1 to 86400")
+            }
+            requestTimeout = .seconds(seconds)
+        } else {
+            requestTimeout = .seconds(30)
+        }
     }
 
     /// The key database.

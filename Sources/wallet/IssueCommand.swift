@@ -177,7 +177,8 @@ enum IssueCommand {
         let storage = IssuanceStorage(secureArea: area, store: store)
         let client = Openid4VciClient(
             http: environment.http(home.allowHTTP), credentialEncryption: encryption,
-            config: IssuanceConfig(issuerTrustAnchors: anchors, keyAttestationProvider: keyAttestations, allowHTTP: home.allowHTTP),
+            config: IssuanceConfig(issuerTrustAnchors: anchors, keyAttestationProvider: keyAttestations, allowHTTP: home.allowHTTP,
+                                   requestTimeout: home.requestTimeout),
             storage: storage)
         return (client, storage)
     }

@@ -39,7 +39,7 @@ enum PresentCommand {
         }
 
         let (_, store) = try await home.open()
-        let config = PresentationConfig(readerAnchorsDer: anchors, allowHTTP: home.allowHTTP)
+        let config = PresentationConfig(readerAnchorsDer: anchors, allowHTTP: home.allowHTTP, requestTimeout: home.requestTimeout)
         let client = Openid4VpClient(store: store, config: config,
                                      httpClient: URLSessionHTTPClient(allowInsecureHTTP: home.allowHTTP))
         let session: PresentationSession

@@ -45,7 +45,8 @@ struct WalletCommand {
       credentials [list]         the stored credentials
       credentials show <id>      one credential with its claims
       credentials delete <id>    delete it (and tell the issuer)
-          these take --store DIR (or WALLET_STORE), --allow-http (loopback only), --json
+          these take --store DIR (or WALLET_STORE), --allow-http (loopback only), --json,
+          --timeout SECONDS (requests to issuers and verifiers; 30 by default)
       present <openid4vp URI | request URL> [--auto | --decline | --select QUERY=ID[,ID]...]
           [--reader-anchor PEM]... [--store DIR] [--allow-http] [--json]
                                  answer an OpenID4VP request from the store: shows the

@@ -10,14 +10,15 @@ struct IssuanceCommandTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("wallet-cli-\(UUID().uuidString)").path
     }
 
-    @Test("usage errors exit 2: no input, an issuer URL without --config, a bad --batch or --encryption")
+    @Test("usage errors exit 2: no input, an issuer URL without --config, a bad --batch, --encryption or --timeout")
     func usage() async throws {
         let store = Self.temporaryStore()
         defer { try? FileManager.default.removeItem(atPath: store) }
         for arguments in [["issue", "--store", store], ["issue", "https://issuer.example", "--store", store],
                           ["issue", "{}", "--batch", "0", "--store", store], ["issue", "{}", "--encryption", "always", "--store", store],
                           ["issue", "{}", "--bogus"], ["resume", "--store", store], ["credentials", "show", "--store", store],
-                          ["credentials", "frobnicate", "--store", store]] {
+                          ["credentials", "frobnicate", "--store", store], ["issue", "{}", "--timeout", "0", "--store", store],
+                          ["present", "openid4vp://?client_id=x", "--timeout", "soon", "--store", store]] {
             await #expect(throws: CLIError.self) { _ = try await WalletCommand.run(arguments) }
             do { _ = try await WalletCommand.run(arguments) } catch { #expect(error.exitCode == 2, "\(arguments)") }
         }

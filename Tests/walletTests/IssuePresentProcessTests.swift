@@ -35,9 +35,10 @@ struct IssuePresentProcessTests {
         }
     }
 
-    /// Runs `wallet arguments --store store --allow-http --json` and parses its one JSON document.
+    /// Runs `wallet arguments --store store --allow-http --json --timeout 600` (a hang guard: the
+    /// parties answer from this loaded test process) and parses its one JSON document.
     static func wallet(_ arguments: [String], store: String) async throws -> (WalletProcess.Run, JSONObject?) {
-        let run = try await WalletProcess.run(arguments + ["--store", store, "--allow-http", "--json"])
+        let run = try await WalletProcess.run(arguments + ["--store", store, "--allow-http", "--json", "--timeout", "600"])
         return (run, try? JSONValue.parseObject(run.stdout))
     }
 

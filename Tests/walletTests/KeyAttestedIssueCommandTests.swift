@@ -70,7 +70,7 @@ struct KeyAttestedIssueCommandTests {
         let pidOffer = try offers[0].string("offer_uri")
 
         let output = try await IssueCommand.issue(
-            [pidOffer, "--batch", "3", "--one-time", "--store", store, "--allow-http", "--json"] + provider.options,
+            [pidOffer, "--batch", "3", "--one-time", "--store", store, "--allow-http", "--json", "--timeout", "600"] + provider.options,
             environment: Self.environment())
         let result = try JSONValue.parseObject(output)
         #expect(result["state"] == "completed")
@@ -90,7 +90,7 @@ struct KeyAttestedIssueCommandTests {
         defer { try? FileManager.default.removeItem(atPath: bare) }
         let second = try await running.issuer.createOffer(.preAuthorized([IssuerCredentialConfiguration.pidId], txCode: nil))
         do {
-            _ = try await IssueCommand.issue([second.byReference, "--store", bare, "--allow-http", "--json"],
+            _ = try await IssueCommand.issue([second.byReference, "--store", bare, "--allow-http", "--json", "--timeout", "600"],
                                              environment: Self.environment())
             Issue.record("an issuance requiring key attestations succeeded without them")
         } catch {

@@ -70,7 +70,8 @@ public struct Openid4VpClient: Sendable {
     /// errors there can reveal what the wallet holds).
     public func reportError(_ request: PresentationRequest, _ code: VpErrorCode,
                             description: String? = nil) async throws(PresentationError) -> ErrorReport {
-        guard let post = PresentationFlow.errorResponse(request.resolved, code: code, description: description) else {
+        guard let post = PresentationFlow.errorResponse(request.resolved, code: code, description: description,
+                                                        timeout: config.requestTimeout) else {
             return .dcApiResponse(JSONValue.object(["error": .string(code.rawValue)]).serialized)
         }
         let response: HTTPResponse

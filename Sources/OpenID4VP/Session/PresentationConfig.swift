@@ -21,16 +21,21 @@ public struct PresentationConfig: Sendable {
     public var walletAudiences: [String]
     /// The tolerance on request object `exp`, `nbf` and `iat`.
     public var clockSkew: TimeInterval
+    /// How long each request to the verifier (fetching the request object, posting the
+    /// response or the error) may go unanswered before the session fails.
+    public var requestTimeout: Duration
 
     /// A configuration; the defaults trust no reader, bind no mdoc transaction data and
     /// allow `https` only.
     public init(readerAnchorsDer: [[UInt8]] = [], mdocTransactionDataBinder: MdocTransactionDataBinder? = nil,
-                allowHTTP: Bool = false, walletAudiences: [String] = [], clockSkew: TimeInterval = 60) {
+                allowHTTP: Bool = false, walletAudiences: [String] = [], clockSkew: TimeInterval = 60,
+                requestTimeout: Duration = .seconds(30)) {
         self.readerAnchorsDer = readerAnchorsDer
         self.mdocTransactionDataBinder = mdocTransactionDataBinder
         self.allowHTTP = allowHTTP
         self.walletAudiences = walletAudiences
         self.clockSkew = clockSkew
+        self.requestTimeout = requestTimeout
     }
 
     /// The wallet metadata sent with `request_uri_method=post` (OpenID4VP 1.0 §10): what

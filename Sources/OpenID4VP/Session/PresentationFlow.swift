@@ -137,7 +137,8 @@ package struct PresentationFlow: Sendable {
             finish(.declined(redirectUri: (try? Self.outcome(of: response)) ?? nil))
             return []
         case (.decline, .awaitingConsent(let request)):
-            guard let post = Self.errorResponse(request.resolved, code: .accessDenied, description: "the user declined") else {
+            guard let post = Self.errorResponse(request.resolved, code: .accessDenied, description: "the user declined",
+                                                timeout: config.requestTimeout) else {
                 // §15.9.2 / App. A: nothing goes back over the Digital Credentials API.
                 finish(.declined(redirectUri: nil))
                 return []
@@ -181,7 +182,8 @@ package struct PresentationFlow: Sendable {
                 let object = try RequestObject(compact: compact, expecting: expectations(clientId: clientId, walletNonce: nil, now: now))
                 return try resolve(object.parameters, context: .remote(clientId: object.clientId, verifier: object.verifier))
             case .requestUri(let clientId, let url, let method):
-                var request = HTTPRequest(method: .get, url: url, headers: ["Accept": "application/oauth-authz-req+jwt"])
+                var request = HTTPRequest(method: .get, url: url, headers: ["Accept": "application/oauth-authz-req+jwt"],
+                                          timeout: config.requestTimeout)
                 var nonce: String?
                 if method == .post, let walletNonce {
                     // §5.10: the wallet's metadata and a fresh nonce the request object must echo.
@@ -396,23 +398,24 @@ package struct PresentationFlow: Sendable {
         }
         guard let url = resolved.responseURL else { throw .invalidRequest(.missingResponseUri) }
         phase = .delivering(request)
-        return [.send(Self.formPost(url, form))]
+        return [.send(Self.formPost(url, form, timeout: config.requestTimeout))]
     }
 
-    static func formPost(_ url: URL, _ form: [(String, String)]) -> HTTPRequest {
+    static func formPost(_ url: URL, _ form: [(String, String)], timeout: Duration) -> HTTPRequest {
         HTTPRequest(method: .post, url: url,
                     headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
-                    body: Array(FormURLEncoding.encode(form).utf8))
+                    body: Array(FormURLEncoding.encode(form).utf8), timeout: timeout)
     }
 
     /// An Authorization Error Response (§8.2, §8.5) to the response URI, or nil for a
     /// DC API request, which has none.
-    static func errorResponse(_ resolved: ResolvedRequest, code: VpErrorCode, description: String?) -> HTTPRequest? {
+    static func errorResponse(_ resolved: ResolvedRequest, code: VpErrorCode, description: String?,
+                              timeout: Duration = .seconds(30)) -> HTTPRequest? {
         guard !resolved.responseMode.isDcApi, let url = resolved.responseURL else { return nil }
         var form: [(String, String)] = [("error", code.rawValue)]
         if let description { form.append(("error_description", description)) }
         if let state = resolved.state { form.append(("state", state)) }
-        return formPost(url, form)
+        return formPost(url, form, timeout: timeout)
     }
 
     /// What the response URI's answer means (§8.2): 200 with an optional `redirect_uri`
