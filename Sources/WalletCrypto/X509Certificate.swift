@@ -271,7 +271,9 @@ enum X509PEM {
                     guard line == "-----END \(current)-----" else {
                         throw .malformedEncoding("PEM END line does not match BEGIN \(current)")
                     }
-                    guard let der = decodeBase64(body), !der.isEmpty else {
+                    // The framing above removed the line breaks; what is left must be
+                    // padded, canonical base64 (RFC 7468 §3 `stricttextualmsg`).
+                    guard let der = Base64.decodeStrict(body), !der.isEmpty else {
                         throw .malformedEncoding("invalid base64 in PEM \(current) block")
                     }
                     blocks.append(Block(label: current, der: der))
@@ -293,59 +295,9 @@ enum X509PEM {
         return blocks
     }
 
-    /// Base64 with the standard alphabet, mandatory padding and no other characters.
-    static func decodeBase64(_ text: String) -> [UInt8]? {
-        let bytes = Array(text.utf8)
-        guard bytes.count % 4 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count / 4 * 3)
-        var index = 0
-        while index < bytes.count {
-            var quantum: UInt32 = 0
-            var padding = 0
-            for offset in 0..<4 {
-                let byte = bytes[index + offset]
-                let value: UInt32
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(byte - UInt8(ascii: "A"))
-                case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(byte - UInt8(ascii: "a") + 26)
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(byte - UInt8(ascii: "0") + 52)
-                case UInt8(ascii: "+"): value = 62
-                case UInt8(ascii: "/"): value = 63
-                case UInt8(ascii: "="):
-                    // Padding only in the last quantum, only in its last two positions.
-                    guard index + 4 == bytes.count, offset >= 2 else { return nil }
-                    value = 0
-                    padding += 1
-                default: return nil
-                }
-                if padding > 0 && byte != UInt8(ascii: "=") { return nil }
-                quantum = quantum << 6 | value
-            }
-            // Non-zero bits hidden under padding are not canonical.
-            if padding == 1 && quantum & 0xff != 0 { return nil }
-            if padding == 2 && quantum & 0xffff != 0 { return nil }
-            out.append(UInt8(quantum >> 16 & 0xff))
-            if padding < 2 { out.append(UInt8(quantum >> 8 & 0xff)) }
-            if padding < 1 { out.append(UInt8(quantum & 0xff)) }
-            index += 4
-        }
-        return out
-    }
-
+    /// A PEM block with the body in lines of 64 characters (RFC 7468 §2).
     static func encode(label: String, der: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var encoded: [UInt8] = []
-        var index = 0
-        while index < der.count {
-            let chunk = Array(der[index..<min(index + 3, der.count)])
-            let value = UInt32(chunk[0]) << 16 | UInt32(chunk.count > 1 ? chunk[1] : 0) << 8 | UInt32(chunk.count > 2 ? chunk[2] : 0)
-            encoded.append(alphabet[Int(value >> 18 & 63)])
-            encoded.append(alphabet[Int(value >> 12 & 63)])
-            encoded.append(chunk.count > 1 ? alphabet[Int(value >> 6 & 63)] : UInt8(ascii: "="))
-            encoded.append(chunk.count > 2 ? alphabet[Int(value & 63)] : UInt8(ascii: "="))
-            index += 3
-        }
+        let encoded = Array(Base64.encode(der).utf8)
         var lines = "-----BEGIN \(label)-----\n"
         var start = 0
         while start < encoded.count {
