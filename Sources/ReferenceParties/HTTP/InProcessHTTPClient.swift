@@ -1,4 +1,5 @@
 import Foundation
+import WalletEncoding
 import WalletRuntime
 
 /// An ``HTTPClient`` that hands each request straight to a handler: no sockets, no
@@ -73,7 +74,7 @@ public struct InProcessHTTPClient: HTTPClient {
         case .timedOut:
             throw .timedOut
         case .outcome(let outcome):
-            if let clock, let started, Self.seconds(request.timeout) < clock.now.timeIntervalSince(started) {
+            if let clock, let started, request.timeout.timeInterval < clock.now.timeIntervalSince(started) {
                 throw .timedOut
             }
             switch outcome {
@@ -84,11 +85,6 @@ public struct InProcessHTTPClient: HTTPClient {
                 return response
             }
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }
 
