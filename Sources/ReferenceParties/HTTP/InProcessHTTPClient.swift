@@ -10,7 +10,8 @@ import WalletRuntime
 /// - a body over `maxRequestBodyBytes` is answered 413 without calling the handler,
 ///   as ``LoopbackHTTPServer`` does; a response body over `maxResponseBytes` fails with
 ///   ``HTTPError/responseTooLarge(limit:)``, as `URLSessionHTTPClient` does;
-/// - a handler that drops the connection fails the exchange with ``HTTPError/transport(_:)``;
+/// - a handler that drops the connection fails the exchange with
+///   `HTTPError.transport(.networkConnectionLost)`;
 /// - cancelling the caller's task cancels the handler and fails with ``HTTPError/cancelled``;
 /// - the request's `timeout` holds, in one of two ways. Without a `clock`, in real
 ///   time: a handler still busy when the timeout has passed is cancelled and the
@@ -79,7 +80,7 @@ public struct InProcessHTTPClient: HTTPClient {
             }
             switch outcome {
             case .drop:
-                throw .transport("the server closed the connection without a response")
+                throw .transport(.networkConnectionLost)
             case .respond(let response):
                 guard response.body.count <= maxResponseBytes else { throw .responseTooLarge(limit: maxResponseBytes) }
                 return response
