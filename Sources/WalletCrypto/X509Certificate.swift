@@ -92,24 +92,23 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         handle = X509Handle(taking: x509)
         derEncoded = der
         version = Int(X509_get_version(x509)) + 1
-        guard (1...3).contains(version) else { throw .invalidCertificate("unsupported version \(version)") }
+        guard (1...3).contains(version) else { throw .invalidCertificate(.unsupportedVersion(version)) }
 
-        guard let serial = X509_get0_serialNumber(x509) else { throw .invalidCertificate("missing serial number") }
+        guard let serial = X509_get0_serialNumber(x509) else { throw .invalidCertificate(.missingField(.serialNumber)) }
         var magnitude = x509StringBytes(serial)
         while magnitude.count > 1, magnitude[0] == 0 { magnitude.removeFirst() }
         serialNumber = magnitude
         serialNumberIsNegative = ASN1_STRING_type(serial) == V_ASN1_NEG_INTEGER
 
-        guard let subjectName = X509_get_subject_name(x509), let issuerName = X509_get_issuer_name(x509) else {
-            throw .invalidCertificate("missing subject or issuer")
-        }
+        guard let subjectName = X509_get_subject_name(x509) else { throw .invalidCertificate(.missingField(.subject)) }
+        guard let issuerName = X509_get_issuer_name(x509) else { throw .invalidCertificate(.missingField(.issuer)) }
         subject = try DistinguishedName(borrowing: subjectName)
         issuer = try DistinguishedName(borrowing: issuerName)
 
-        notBefore = try x509Date(X509_get0_notBefore(x509), "notBefore")
-        notAfter = try x509Date(X509_get0_notAfter(x509), "notAfter")
+        notBefore = try x509Date(X509_get0_notBefore(x509), .notBefore)
+        notAfter = try x509Date(X509_get0_notAfter(x509), .notAfter)
 
-        guard let publicKey = X509_get_X509_PUBKEY(x509) else { throw .invalidCertificate("missing public key") }
+        guard let publicKey = X509_get_X509_PUBKEY(x509) else { throw .invalidCertificate(.missingField(.subjectPublicKeyInfo)) }
         var spki: UnsafeMutablePointer<UInt8>? = nil
         let spkiLength = i2d_X509_PUBKEY(publicKey, &spki)
         guard spkiLength > 0, let spki else { throw openSSLError("i2d_X509_PUBKEY") }
@@ -119,11 +118,11 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         var signatureBits: UnsafePointer<ASN1_BIT_STRING>? = nil
         var algorithm: UnsafePointer<X509_ALGOR>? = nil
         X509_get0_signature(&signatureBits, &algorithm, x509)
-        guard let signatureBits, let algorithm else { throw .invalidCertificate("missing signature") }
+        guard let signatureBits, let algorithm else { throw .invalidCertificate(.missingField(.signature)) }
         signature = x509StringBytes(signatureBits)
         var object: OpaquePointer? = nil
         X509_ALGOR_get0(&object, nil, nil, algorithm)
-        guard let object else { throw .invalidCertificate("missing signature algorithm") }
+        guard let object else { throw .invalidCertificate(.missingField(.signatureAlgorithm)) }
         signatureAlgorithmOID = try x509ObjectIdentifier(object)
 
         extensions = try X509DecodedExtensions(x509: x509)
@@ -220,12 +219,12 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// An ASN1_TIME as a `Date` (UTC).
-func x509Date(_ time: UnsafePointer<ASN1_TIME>?, _ field: String) throws(CryptoError) -> Date {
-    guard let time else { throw .invalidCertificate("missing \(field)") }
+func x509Date(_ time: UnsafePointer<ASN1_TIME>?, _ field: CertificateField) throws(CryptoError) -> Date {
+    guard let time else { throw .invalidCertificate(.missingField(field)) }
     var parts = tm()
     guard ASN1_TIME_to_tm(time, &parts) == 1 else {
         ERR_clear_error()
-        throw .invalidCertificate("malformed \(field)")
+        throw .invalidCertificate(.malformedField(field))
     }
     let days = x509DaysFromCivil(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday))
     let seconds = days * 86_400 + Int(parts.tm_hour) * 3600 + Int(parts.tm_min) * 60 + Int(parts.tm_sec)
