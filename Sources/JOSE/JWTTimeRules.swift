@@ -28,15 +28,22 @@ public enum JWTTimeFailure: Error, Hashable, Sendable {
 }
 
 /// The one check of JWT time claims in the SDK, used for plain JWTs, SD-JWT credentials
-/// (on the claims after disclosure, so a disclosed `exp` counts), Key Binding JWTs and
-/// key attestations (RFC 7519 §4.1.4-4.1.6).
+/// (on the claims after disclosure, so a disclosed `exp` counts), Key Binding JWTs, key
+/// attestations, OpenID4VP request objects, and the reference issuer's key and DPoP
+/// proofs (RFC 7519 §4.1.4-4.1.6).
 ///
 /// Present claims are always checked: `exp` must lie after now, `nbf` and `iat` not after
-/// now, each with `clockSkew` of leeway. `required` claims must be present, and with a
-/// `maximumAge` the `iat` must not be older than that.
+/// now. `required` claims must be present, and with a `maximumAge` the `iat` must not be
+/// older than that. Two leeways apply: `clockSkew` to the claims that fail by lying in
+/// the future (`nbf`, `iat`: the signer's clock runs ahead), `expirySkew` to those that
+/// fail by lying in the past (`exp`, the maximum age of `iat`: the signer's clock runs
+/// behind). They are equal unless a caller that demands freshness, such as a proof of
+/// possession, takes the second away.
 public struct JWTTimeRules: Sendable, Hashable {
-    /// Leeway applied to every comparison, in seconds.
+    /// Leeway for `nbf` and `iat` in the future, in seconds.
     public var clockSkew: TimeInterval
+    /// Leeway for `exp` and for the maximum age of `iat`, in seconds.
+    public var expirySkew: TimeInterval
     /// The time claims that must be present.
     public var required: Set<JWTTimeClaim>
     /// How old `iat` may be, in seconds; nil for no limit.
@@ -44,19 +51,28 @@ public struct JWTTimeRules: Sendable, Hashable {
     /// Whether an `iat` after now (plus skew) is refused.
     public var rejectsFutureIssuedAt: Bool
 
-    /// Rules with `clockSkew` seconds of leeway (60 by default).
-    public init(clockSkew: TimeInterval = 60, required: Set<JWTTimeClaim> = [], maximumAge: TimeInterval? = nil,
-                rejectsFutureIssuedAt: Bool = true) {
+    /// Rules with `clockSkew` seconds of leeway (60 by default); `expirySkew` is the
+    /// same unless given.
+    public init(clockSkew: TimeInterval = 60, expirySkew: TimeInterval? = nil, required: Set<JWTTimeClaim> = [],
+                maximumAge: TimeInterval? = nil, rejectsFutureIssuedAt: Bool = true) {
         self.clockSkew = clockSkew
+        self.expirySkew = expirySkew ?? clockSkew
         self.required = required
         self.maximumAge = maximumAge
         self.rejectsFutureIssuedAt = rejectsFutureIssuedAt
     }
 
+    /// The rules of a proof of possession (an OpenID4VCI key proof, a DPoP proof): `iat`
+    /// required, at most `maximumAge` old and at most `clockSkew` ahead; an `exp` or the
+    /// age limit counts without leeway, since freshness is what the proof is for.
+    public static func proofOfPossession(maximumAge: TimeInterval, clockSkew: TimeInterval) -> JWTTimeRules {
+        JWTTimeRules(clockSkew: clockSkew, expirySkew: 0, required: [.issuedAt], maximumAge: maximumAge)
+    }
+
     /// Checks the time claims of `claims` at `now`.
     /// - Throws: the first `JWTTimeFailure`, in the order `exp`, `nbf`, `iat`.
     public func check(_ claims: JSONObject, at now: Date) throws(JWTTimeFailure) {
-        if let exp = try date(.expiration, in: claims), exp.addingTimeInterval(clockSkew) <= now {
+        if let exp = try date(.expiration, in: claims), exp.addingTimeInterval(expirySkew) <= now {
             throw .expired(exp: exp, now: now)
         }
         if let nbf = try date(.notBefore, in: claims), nbf.addingTimeInterval(-clockSkew) > now {
@@ -64,7 +80,7 @@ public struct JWTTimeRules: Sendable, Hashable {
         }
         if let iat = try date(.issuedAt, in: claims) {
             if rejectsFutureIssuedAt, iat.addingTimeInterval(-clockSkew) > now { throw .issuedInFuture(iat: iat, now: now) }
-            if let maximumAge, iat.addingTimeInterval(maximumAge + clockSkew) < now {
+            if let maximumAge, iat.addingTimeInterval(maximumAge + expirySkew) < now {
                 throw .issuedTooLongAgo(iat: iat, now: now, maximumAge: maximumAge)
             }
         }

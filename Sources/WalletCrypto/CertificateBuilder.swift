@@ -113,7 +113,7 @@ public struct CertificateBuilder: Sendable {
     public func signed(by issuer: X509Certificate, key: CertificateSigningKey) throws(CryptoError) -> X509Certificate {
         guard X509_check_private_key(issuer.handle.pointer, key.evpKey.pointer) == 1 else {
             ERR_clear_error()
-            throw .invalidCertificate("the signing key does not match the issuer certificate")
+            throw .invalidCertificate(.signingKeyMismatch)
         }
         return try build(signingKey: key.evpKey, issuer: issuer)
     }
@@ -121,7 +121,7 @@ public struct CertificateBuilder: Sendable {
     // MARK: - Assembly
 
     private func build(signingKey: EVPKey, issuer: X509Certificate?) throws(CryptoError) -> X509Certificate {
-        guard notBefore <= notAfter else { throw .invalidCertificate("notBefore is after notAfter") }
+        guard notBefore <= notAfter else { throw .invalidCertificate(.validityPeriodReversed) }
         guard let x509 = X509_new() else { throw openSSLError("X509_new") }
         defer { X509_free(x509) }
 
@@ -172,7 +172,7 @@ public struct CertificateBuilder: Sendable {
         if let serialNumber {
             magnitude = Array(serialNumber.drop(while: { $0 == 0 }))
             guard !magnitude.isEmpty, magnitude.count <= 20 else {
-                throw .invalidCertificate("serial number must be 1 to 20 bytes and non-zero")
+                throw .invalidCertificate(.invalidSerialNumber)
             }
         } else {
             magnitude = try SystemRandom().bytes(count: 16)
@@ -256,7 +256,7 @@ public struct CertificateBuilder: Sendable {
         defer { BASIC_CONSTRAINTS_free(constraints) }
         constraints.pointee.ca = value.isCA ? 0xff : 0
         if let pathLength = value.pathLength {
-            guard pathLength >= 0 else { throw .invalidCertificate("negative pathLenConstraint") }
+            guard pathLength >= 0 else { throw .invalidCertificate(.invalidPathLengthConstraint) }
             guard let integer = ASN1_INTEGER_new() else { throw openSSLError("ASN1_INTEGER_new") }
             constraints.pointee.pathlen = integer  // owned by `constraints` from here
             guard ASN1_INTEGER_set_int64(integer, Int64(pathLength)) == 1 else { throw openSSLError("ASN1_INTEGER_set_int64") }
@@ -279,7 +279,7 @@ public struct CertificateBuilder: Sendable {
         for oid in extendedKeyUsage {
             guard let object = OBJ_txt2obj(oid, 1) else {
                 ERR_clear_error()
-                throw .invalidCertificate("invalid extended key usage OID \(oid)")
+                throw .invalidCertificate(.invalidObjectIdentifier(oid))
             }
             guard wallet_sk_ASN1_OBJECT_push(stack, object) > 0 else {
                 ASN1_OBJECT_free(object)
@@ -311,9 +311,9 @@ public struct CertificateBuilder: Sendable {
             }
             return UnsafeMutableRawPointer(value)
         }
-        func ascii(_ text: String, _ what: String) throws(CryptoError) -> [UInt8] {
+        func ascii(_ text: String) throws(CryptoError) -> [UInt8] {
             let bytes = Array(text.utf8)
-            guard bytes.allSatisfy({ $0 < 0x80 }) else { throw .invalidCertificate("\(what) must be ASCII (IA5String)") }
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { throw .invalidCertificate(.invalidGeneralName(entry)) }
             return bytes
         }
 
@@ -322,18 +322,18 @@ public struct CertificateBuilder: Sendable {
             let type: Int32
             let value: UnsafeMutableRawPointer
             switch entry {
-            case .email(let text): type = GEN_EMAIL; value = try string(try ascii(text, "email"), octet: false)
-            case .dnsName(let text): type = GEN_DNS; value = try string(try ascii(text, "dNSName"), octet: false)
-            case .uri(let text): type = GEN_URI; value = try string(try ascii(text, "URI"), octet: false)
+            case .email(let text): type = GEN_EMAIL; value = try string(try ascii(text), octet: false)
+            case .dnsName(let text): type = GEN_DNS; value = try string(try ascii(text), octet: false)
+            case .uri(let text): type = GEN_URI; value = try string(try ascii(text), octet: false)
             case .ipAddress(let bytes):
-                guard bytes.count == 4 || bytes.count == 16 else { throw .invalidCertificate("iPAddress must be 4 or 16 bytes") }
+                guard bytes.count == 4 || bytes.count == 16 else { throw .invalidCertificate(.invalidGeneralName(entry)) }
                 type = GEN_IPADD; value = try string(bytes, octet: true)
             case .directoryName(let directory):
                 type = GEN_DIRNAME; value = UnsafeMutableRawPointer(try decodeName(directory.derEncoded))
             case .registeredID(let oid):
                 guard let object = OBJ_txt2obj(oid, 1) else {
                     ERR_clear_error()
-                    throw .invalidCertificate("invalid registeredID \(oid)")
+                    throw .invalidCertificate(.invalidGeneralName(entry))
                 }
                 type = GEN_RID; value = UnsafeMutableRawPointer(object)
             case .other(_, let der):
@@ -350,7 +350,7 @@ public struct CertificateBuilder: Sendable {
                 }
                 guard let decoded else {
                     ERR_clear_error()
-                    throw .invalidCertificate("malformed GeneralName DER")
+                    throw .invalidCertificate(.invalidGeneralName(entry))
                 }
                 return decoded
             }

@@ -24,9 +24,69 @@ public enum CryptoError: Error, Equatable, Sendable {
     case authenticationFailed
     /// Encoded input that could not be parsed as the structure named.
     case malformedEncoding(EncodedStructure)
-    /// A certificate that could not be parsed or built; the text describes the certificate
-    /// content at fault (it never carries another error).
-    case invalidCertificate(String)
+    /// A certificate that could not be parsed or built; the reason names the content at fault.
+    case invalidCertificate(InvalidCertificateReason)
+}
+
+/// What is wrong with a certificate that could not be parsed, or with the content a
+/// certificate was to be built from (``CryptoError/invalidCertificate(_:)``).
+public enum InvalidCertificateReason: Hashable, Sendable {
+    /// The version is not v1, v2 or v3; the value is the version number found.
+    case unsupportedVersion(Int)
+    /// A field every certificate carries is absent.
+    case missingField(CertificateField)
+    /// A field is present but does not decode (a validity time that is not a valid
+    /// UTCTime or GeneralizedTime).
+    case malformedField(CertificateField)
+    /// An extension cannot be read, or a known extension's value does not decode; `oid`
+    /// names it, nil when not even its identifier could be read.
+    case malformedExtension(oid: String?)
+    /// An extension appears more than once (RFC 5280 §4.2).
+    case duplicateExtension(oid: String)
+    /// A basicConstraints pathLenConstraint that is negative or out of range.
+    case invalidPathLengthConstraint
+    /// An entry of a Name (subject, issuer, a directoryName) that cannot be read.
+    case malformedName
+    /// An object identifier in the certificate that cannot be written in dotted form.
+    case malformedObjectIdentifier
+    /// A GeneralName whose content is absent (an empty directoryName or registeredID).
+    case emptyGeneralName
+    /// To build: a text that is not a valid dotted object identifier (a name attribute
+    /// type or an extended key usage).
+    case invalidObjectIdentifier(String)
+    /// To build: a name attribute value its type cannot hold.
+    case unencodableAttribute(DistinguishedName.AttributeType)
+    /// To build: a GeneralName that cannot be encoded: an email, dNSName or URI that is
+    /// not ASCII (IA5String), an iPAddress not 4 or 16 bytes long, a registeredID that is
+    /// not an object identifier, or other-name DER that does not decode.
+    case invalidGeneralName(GeneralName)
+    /// To build: the signing key is not the key of the issuer certificate.
+    case signingKeyMismatch
+    /// To build: notBefore is after notAfter.
+    case validityPeriodReversed
+    /// To build: a serial number that is zero or longer than 20 bytes (RFC 5280 §4.1.2.2).
+    case invalidSerialNumber
+}
+
+/// A field of the certificate structure (RFC 5280 §4.1), as named by
+/// ``InvalidCertificateReason``.
+public enum CertificateField: Hashable, Sendable {
+    /// `serialNumber`.
+    case serialNumber
+    /// `subject`.
+    case subject
+    /// `issuer`.
+    case issuer
+    /// `validity.notBefore`.
+    case notBefore
+    /// `validity.notAfter`.
+    case notAfter
+    /// `subjectPublicKeyInfo`.
+    case subjectPublicKeyInfo
+    /// `signatureValue`.
+    case signature
+    /// `signatureAlgorithm`.
+    case signatureAlgorithm
 }
 
 /// What the crypto backend was doing when it failed (``CryptoError/backendFailure(_:)``).

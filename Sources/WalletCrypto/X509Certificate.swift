@@ -92,24 +92,23 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         handle = X509Handle(taking: x509)
         derEncoded = der
         version = Int(X509_get_version(x509)) + 1
-        guard (1...3).contains(version) else { throw .invalidCertificate("unsupported version \(version)") }
+        guard (1...3).contains(version) else { throw .invalidCertificate(.unsupportedVersion(version)) }
 
-        guard let serial = X509_get0_serialNumber(x509) else { throw .invalidCertificate("missing serial number") }
+        guard let serial = X509_get0_serialNumber(x509) else { throw .invalidCertificate(.missingField(.serialNumber)) }
         var magnitude = x509StringBytes(serial)
         while magnitude.count > 1, magnitude[0] == 0 { magnitude.removeFirst() }
         serialNumber = magnitude
         serialNumberIsNegative = ASN1_STRING_type(serial) == V_ASN1_NEG_INTEGER
 
-        guard let subjectName = X509_get_subject_name(x509), let issuerName = X509_get_issuer_name(x509) else {
-            throw .invalidCertificate("missing subject or issuer")
-        }
+        guard let subjectName = X509_get_subject_name(x509) else { throw .invalidCertificate(.missingField(.subject)) }
+        guard let issuerName = X509_get_issuer_name(x509) else { throw .invalidCertificate(.missingField(.issuer)) }
         subject = try DistinguishedName(borrowing: subjectName)
         issuer = try DistinguishedName(borrowing: issuerName)
 
-        notBefore = try x509Date(X509_get0_notBefore(x509), "notBefore")
-        notAfter = try x509Date(X509_get0_notAfter(x509), "notAfter")
+        notBefore = try x509Date(X509_get0_notBefore(x509), .notBefore)
+        notAfter = try x509Date(X509_get0_notAfter(x509), .notAfter)
 
-        guard let publicKey = X509_get_X509_PUBKEY(x509) else { throw .invalidCertificate("missing public key") }
+        guard let publicKey = X509_get_X509_PUBKEY(x509) else { throw .invalidCertificate(.missingField(.subjectPublicKeyInfo)) }
         var spki: UnsafeMutablePointer<UInt8>? = nil
         let spkiLength = i2d_X509_PUBKEY(publicKey, &spki)
         guard spkiLength > 0, let spki else { throw openSSLError("i2d_X509_PUBKEY") }
@@ -119,11 +118,11 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
         var signatureBits: UnsafePointer<ASN1_BIT_STRING>? = nil
         var algorithm: UnsafePointer<X509_ALGOR>? = nil
         X509_get0_signature(&signatureBits, &algorithm, x509)
-        guard let signatureBits, let algorithm else { throw .invalidCertificate("missing signature") }
+        guard let signatureBits, let algorithm else { throw .invalidCertificate(.missingField(.signature)) }
         signature = x509StringBytes(signatureBits)
         var object: OpaquePointer? = nil
         X509_ALGOR_get0(&object, nil, nil, algorithm)
-        guard let object else { throw .invalidCertificate("missing signature algorithm") }
+        guard let object else { throw .invalidCertificate(.missingField(.signatureAlgorithm)) }
         signatureAlgorithmOID = try x509ObjectIdentifier(object)
 
         extensions = try X509DecodedExtensions(x509: x509)
@@ -220,12 +219,12 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// An ASN1_TIME as a `Date` (UTC).
-func x509Date(_ time: UnsafePointer<ASN1_TIME>?, _ field: String) throws(CryptoError) -> Date {
-    guard let time else { throw .invalidCertificate("missing \(field)") }
+func x509Date(_ time: UnsafePointer<ASN1_TIME>?, _ field: CertificateField) throws(CryptoError) -> Date {
+    guard let time else { throw .invalidCertificate(.missingField(field)) }
     var parts = tm()
     guard ASN1_TIME_to_tm(time, &parts) == 1 else {
         ERR_clear_error()
-        throw .invalidCertificate("malformed \(field)")
+        throw .invalidCertificate(.malformedField(field))
     }
     let days = x509DaysFromCivil(year: Int(parts.tm_year) + 1900, month: Int(parts.tm_mon) + 1, day: Int(parts.tm_mday))
     let seconds = days * 86_400 + Int(parts.tm_hour) * 3600 + Int(parts.tm_min) * 60 + Int(parts.tm_sec)
@@ -271,7 +270,9 @@ enum X509PEM {
                     guard line == "-----END \(current)-----" else {
                         throw .malformedEncoding("PEM END line does not match BEGIN \(current)")
                     }
-                    guard let der = decodeBase64(body), !der.isEmpty else {
+                    // The framing above removed the line breaks; what is left must be
+                    // padded, canonical base64 (RFC 7468 §3 `stricttextualmsg`).
+                    guard let der = Base64.decodeStrict(body), !der.isEmpty else {
                         throw .malformedEncoding("invalid base64 in PEM \(current) block")
                     }
                     blocks.append(Block(label: current, der: der))
@@ -293,59 +294,9 @@ enum X509PEM {
         return blocks
     }
 
-    /// Base64 with the standard alphabet, mandatory padding and no other characters.
-    static func decodeBase64(_ text: String) -> [UInt8]? {
-        let bytes = Array(text.utf8)
-        guard bytes.count % 4 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count / 4 * 3)
-        var index = 0
-        while index < bytes.count {
-            var quantum: UInt32 = 0
-            var padding = 0
-            for offset in 0..<4 {
-                let byte = bytes[index + offset]
-                let value: UInt32
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(byte - UInt8(ascii: "A"))
-                case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(byte - UInt8(ascii: "a") + 26)
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(byte - UInt8(ascii: "0") + 52)
-                case UInt8(ascii: "+"): value = 62
-                case UInt8(ascii: "/"): value = 63
-                case UInt8(ascii: "="):
-                    // Padding only in the last quantum, only in its last two positions.
-                    guard index + 4 == bytes.count, offset >= 2 else { return nil }
-                    value = 0
-                    padding += 1
-                default: return nil
-                }
-                if padding > 0 && byte != UInt8(ascii: "=") { return nil }
-                quantum = quantum << 6 | value
-            }
-            // Non-zero bits hidden under padding are not canonical.
-            if padding == 1 && quantum & 0xff != 0 { return nil }
-            if padding == 2 && quantum & 0xffff != 0 { return nil }
-            out.append(UInt8(quantum >> 16 & 0xff))
-            if padding < 2 { out.append(UInt8(quantum >> 8 & 0xff)) }
-            if padding < 1 { out.append(UInt8(quantum & 0xff)) }
-            index += 4
-        }
-        return out
-    }
-
+    /// A PEM block with the body in lines of 64 characters (RFC 7468 §2).
     static func encode(label: String, der: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var encoded: [UInt8] = []
-        var index = 0
-        while index < der.count {
-            let chunk = Array(der[index..<min(index + 3, der.count)])
-            let value = UInt32(chunk[0]) << 16 | UInt32(chunk.count > 1 ? chunk[1] : 0) << 8 | UInt32(chunk.count > 2 ? chunk[2] : 0)
-            encoded.append(alphabet[Int(value >> 18 & 63)])
-            encoded.append(alphabet[Int(value >> 12 & 63)])
-            encoded.append(chunk.count > 1 ? alphabet[Int(value >> 6 & 63)] : UInt8(ascii: "="))
-            encoded.append(chunk.count > 2 ? alphabet[Int(value & 63)] : UInt8(ascii: "="))
-            index += 3
-        }
+        let encoded = Array(Base64.encode(der).utf8)
         var lines = "-----BEGIN \(label)-----\n"
         var start = 0
         while start < encoded.count {

@@ -145,7 +145,7 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
         for (type, value) in attributes {
             guard let object = OBJ_txt2obj(type.rawValue, 1) else {
                 ERR_clear_error()
-                throw .invalidCertificate("invalid attribute OID \(type.rawValue)")
+                throw .invalidCertificate(.invalidObjectIdentifier(type.rawValue))
             }
             defer { ASN1_OBJECT_free(object) }
             let bytes = Array(value.utf8)
@@ -154,7 +154,7 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
                                            Int32(buffer.count), -1, 0)
             }
             guard ok == 1 else {
-                throw .invalidCertificate("cannot encode \(type) value")
+                throw .invalidCertificate(.unencodableAttribute(type))
             }
         }
         try self.init(borrowing: name)
@@ -196,7 +196,7 @@ public struct DistinguishedName: Sendable, Hashable, CustomStringConvertible {
             guard let entry = X509_NAME_get_entry(name, index),
                   let object = X509_NAME_ENTRY_get_object(entry),
                   let data = X509_NAME_ENTRY_get_data(entry) else {
-                throw .invalidCertificate("unreadable name entry")
+                throw .invalidCertificate(.malformedName)
             }
             let attribute = try Self.attribute(object: object, data: data)
             let set = X509_NAME_ENTRY_set(entry)
@@ -258,12 +258,12 @@ func x509ObjectIdentifier(_ object: OpaquePointer) throws(CryptoError) -> String
     let needed = OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
     guard needed > 0 else {
         ERR_clear_error()
-        throw .invalidCertificate("unreadable object identifier")
+        throw .invalidCertificate(.malformedObjectIdentifier)
     }
     if Int(needed) >= buffer.count {
         buffer = [CChar](repeating: 0, count: Int(needed) + 1)
         guard OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1) == needed else {
-            throw .invalidCertificate("unreadable object identifier")
+            throw .invalidCertificate(.malformedObjectIdentifier)
         }
     }
     return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -104,18 +104,18 @@ struct X509DecodedExtensions: Sendable, Hashable {
         let count = X509_get_ext_count(x509)
         for index in 0..<max(count, 0) {
             guard let ext = X509_get_ext(x509, index), let object = X509_EXTENSION_get_object(ext) else {
-                throw .invalidCertificate("unreadable extension")
+                throw .invalidCertificate(.malformedExtension(oid: nil))
             }
             let oid = try x509ObjectIdentifier(object)
             if extensionOIDs.contains(oid) {
-                throw .invalidCertificate("duplicate extension \(oid)")
+                throw .invalidCertificate(.duplicateExtension(oid: oid))
             }
             extensionOIDs.append(oid)
             if X509_EXTENSION_get_critical(ext) > 0 { criticalExtensionOIDs.append(oid) }
         }
 
         if extensionOIDs.contains(X509ExtensionOID.basicConstraints) {
-            let raw = try Self.decode(x509, NID_basic_constraints, "basicConstraints")
+            let raw = try Self.decode(x509, NID_basic_constraints, X509ExtensionOID.basicConstraints)
             let constraints = raw.assumingMemoryBound(to: BASIC_CONSTRAINTS.self)
             defer { BASIC_CONSTRAINTS_free(constraints) }
             var pathLength: Int? = nil
@@ -123,7 +123,7 @@ struct X509DecodedExtensions: Sendable, Hashable {
                 var value: Int64 = 0
                 guard ASN1_INTEGER_get_int64(&value, pathlen) == 1, value >= 0, value <= Int64(Int32.max) else {
                     ERR_clear_error()
-                    throw .invalidCertificate("basicConstraints pathLenConstraint out of range")
+                    throw .invalidCertificate(.invalidPathLengthConstraint)
                 }
                 pathLength = Int(value)
             }
@@ -131,7 +131,7 @@ struct X509DecodedExtensions: Sendable, Hashable {
         }
 
         if extensionOIDs.contains(X509ExtensionOID.keyUsage) {
-            let raw = try Self.decode(x509, NID_key_usage, "keyUsage")
+            let raw = try Self.decode(x509, NID_key_usage, X509ExtensionOID.keyUsage)
             let bits = raw.assumingMemoryBound(to: ASN1_BIT_STRING.self)
             defer { ASN1_BIT_STRING_free(bits) }
             var usage: UInt16 = 0
@@ -142,7 +142,7 @@ struct X509DecodedExtensions: Sendable, Hashable {
         }
 
         if extensionOIDs.contains(X509ExtensionOID.extendedKeyUsage) {
-            let stack = OpaquePointer(try Self.decode(x509, NID_ext_key_usage, "extendedKeyUsage"))
+            let stack = OpaquePointer(try Self.decode(x509, NID_ext_key_usage, X509ExtensionOID.extendedKeyUsage))
             defer { wallet_EXTENDED_KEY_USAGE_free(stack) }
             var oids: [String] = []
             for index in 0..<max(wallet_sk_ASN1_OBJECT_num(stack), 0) {
@@ -153,26 +153,26 @@ struct X509DecodedExtensions: Sendable, Hashable {
         }
 
         if extensionOIDs.contains(X509ExtensionOID.subjectAlternativeName) {
-            let names = OpaquePointer(try Self.decode(x509, NID_subject_alt_name, "subjectAltName"))
+            let names = OpaquePointer(try Self.decode(x509, NID_subject_alt_name, X509ExtensionOID.subjectAlternativeName))
             defer { wallet_GENERAL_NAMES_free(names) }
             subjectAlternativeNames = try Self.generalNames(names)
         }
 
         if extensionOIDs.contains(X509ExtensionOID.issuerAlternativeName) {
-            let names = OpaquePointer(try Self.decode(x509, NID_issuer_alt_name, "issuerAltName"))
+            let names = OpaquePointer(try Self.decode(x509, NID_issuer_alt_name, X509ExtensionOID.issuerAlternativeName))
             defer { wallet_GENERAL_NAMES_free(names) }
             issuerAlternativeNames = try Self.generalNames(names)
         }
 
         if extensionOIDs.contains(X509ExtensionOID.subjectKeyIdentifier) {
-            let raw = try Self.decode(x509, NID_subject_key_identifier, "subjectKeyIdentifier")
+            let raw = try Self.decode(x509, NID_subject_key_identifier, X509ExtensionOID.subjectKeyIdentifier)
             let octets = raw.assumingMemoryBound(to: ASN1_OCTET_STRING.self)
             defer { ASN1_OCTET_STRING_free(octets) }
             subjectKeyIdentifier = x509StringBytes(octets)
         }
 
         if extensionOIDs.contains(X509ExtensionOID.authorityKeyIdentifier) {
-            let raw = try Self.decode(x509, NID_authority_key_identifier, "authorityKeyIdentifier")
+            let raw = try Self.decode(x509, NID_authority_key_identifier, X509ExtensionOID.authorityKeyIdentifier)
             let keyID = raw.assumingMemoryBound(to: AUTHORITY_KEYID.self)
             defer { AUTHORITY_KEYID_free(keyID) }
             if let octets = keyID.pointee.keyid {
@@ -182,11 +182,11 @@ struct X509DecodedExtensions: Sendable, Hashable {
     }
 
     /// X509_get_ext_d2i for an extension known to be present exactly once.
-    private static func decode(_ x509: OpaquePointer, _ nid: Int32, _ name: String) throws(CryptoError) -> UnsafeMutableRawPointer {
+    private static func decode(_ x509: OpaquePointer, _ nid: Int32, _ oid: String) throws(CryptoError) -> UnsafeMutableRawPointer {
         var critical: Int32 = 0
         guard let raw = X509_get_ext_d2i(x509, nid, &critical, nil) else {
             ERR_clear_error()
-            throw .invalidCertificate("malformed \(name) extension")
+            throw .invalidCertificate(.malformedExtension(oid: oid))
         }
         return raw
     }
@@ -213,12 +213,12 @@ struct X509DecodedExtensions: Sendable, Hashable {
             return .ipAddress(name.pointee.d.iPAddress.map { x509StringBytes($0) } ?? [])
         case GEN_DIRNAME:
             guard let directory = name.pointee.d.directoryName else {
-                throw .invalidCertificate("empty directoryName")
+                throw .invalidCertificate(.emptyGeneralName)
             }
             return .directoryName(try DistinguishedName(borrowing: directory))
         case GEN_RID:
             guard let object = name.pointee.d.registeredID else {
-                throw .invalidCertificate("empty registeredID")
+                throw .invalidCertificate(.emptyGeneralName)
             }
             return .registeredID(try x509ObjectIdentifier(object))
         default:

@@ -112,10 +112,30 @@ public enum HTTPError: Error, Equatable, Sendable {
     case cancelled
     /// The response body exceeded the client's size limit.
     case responseTooLarge(limit: Int)
-    /// The connection could not be made or broke off; the text is for logs.
-    case transport(String)
+    /// The connection could not be made or broke off, or what came back was not an HTTP
+    /// response; the reason says which.
+    case transport(TransportFailure)
     /// The URL's scheme is not one the client allows.
     case unsupportedScheme(String)
+}
+
+/// Why no HTTP response arrived (``HTTPError/transport(_:)``): what a UI can act on
+/// (offline, unreachable, TLS refused) without reading an error message.
+public enum TransportFailure: Hashable, Sendable {
+    /// The host name could not be resolved (or a client has no route for it).
+    case cannotFindHost
+    /// The host was found but the connection could not be made (refused, unreachable).
+    case cannotConnect
+    /// The device has no network connection.
+    case notConnectedToInternet
+    /// The connection broke off, or the server closed it, before a response arrived.
+    case networkConnectionLost
+    /// TLS failed: the handshake, or a server certificate that was not accepted.
+    case secureConnectionFailed
+    /// What arrived is not a well-formed HTTP response.
+    case badServerResponse
+    /// Another failure of the URL loading system; `code` is its `URLError` code, for logs.
+    case other(code: Int)
 }
 
 /// The SDK's one seam to the network. Protocol drivers call it; tests and the

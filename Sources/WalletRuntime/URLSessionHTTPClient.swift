@@ -63,7 +63,7 @@ public final class URLSessionHTTPClient: HTTPClient {
                     } else if let response {
                         continuation.resume(returning: .success((data ?? Data(), response)))
                     } else {
-                        continuation.resume(returning: .failure(.transport("no response")))
+                        continuation.resume(returning: .failure(.transport(.networkConnectionLost)))
                     }
                 }
                 box.set(task)
@@ -73,7 +73,7 @@ public final class URLSessionHTTPClient: HTTPClient {
             box.cancel()
         }
         let (data, response) = try outcome.get()
-        guard let http = response as? HTTPURLResponse else { throw .transport("not an HTTP response") }
+        guard let http = response as? HTTPURLResponse else { throw .transport(.badServerResponse) }
         guard data.count <= maxResponseBytes else { throw .responseTooLarge(limit: maxResponseBytes) }
         var headers = HTTPHeaders()
         for (name, value) in http.allHeaderFields {
@@ -82,13 +82,26 @@ public final class URLSessionHTTPClient: HTTPClient {
         return HTTPResponse(status: http.statusCode, headers: headers, body: [UInt8](data))
     }
 
+    /// Maps a URL loading error to a typed value by its `URLError` code: the
+    /// localized text of the error never leaves the client.
     private static func map(_ error: any Error) -> HTTPError {
         let nsError = error as NSError
-        guard nsError.domain == NSURLErrorDomain else { return .transport(nsError.localizedDescription) }
+        guard nsError.domain == NSURLErrorDomain else { return .transport(.other(code: nsError.code)) }
         switch nsError.code {
         case NSURLErrorTimedOut: return .timedOut
         case NSURLErrorCancelled: return .cancelled
-        default: return .transport(nsError.localizedDescription)
+        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return .transport(.cannotFindHost)
+        case NSURLErrorCannotConnectToHost: return .transport(.cannotConnect)
+        case NSURLErrorNotConnectedToInternet, NSURLErrorInternationalRoamingOff, NSURLErrorDataNotAllowed:
+            return .transport(.notConnectedToInternet)
+        case NSURLErrorNetworkConnectionLost: return .transport(.networkConnectionLost)
+        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateHasBadDate, NSURLErrorServerCertificateUntrusted,
+             NSURLErrorServerCertificateHasUnknownRoot, NSURLErrorServerCertificateNotYetValid,
+             NSURLErrorClientCertificateRejected, NSURLErrorClientCertificateRequired:
+            return .transport(.secureConnectionFailed)
+        case NSURLErrorBadServerResponse, NSURLErrorCannotParseResponse, NSURLErrorZeroByteResource:
+            return .transport(.badServerResponse)
+        default: return .transport(.other(code: nsError.code))
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import WalletEncoding
 
 /// The SDK's one source of "now". Every validity check (JWT `exp`, MSO
 /// `validUntil`, certificate windows, nonce lifetimes) asks the injected clock,
@@ -51,8 +52,7 @@ public final class ManualClock: WalletClock, @unchecked Sendable {
     /// sleeps runs instantly under test; throws `CancellationError` if cancelled.
     public func sleep(for duration: Duration) async throws {
         try Task.checkCancellation()
-        let parts = duration.components
-        advance(by: Double(parts.seconds) + Double(parts.attoseconds) / 1e18)
+        advance(by: duration.timeInterval)
         await Task.yield()
     }
 }

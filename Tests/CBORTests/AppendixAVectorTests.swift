@@ -4,101 +4,205 @@ import Testing
 import WalletEncoding
 
 /// A JSON value with numbers kept as their literal text, so 18446744073709551616 and
-/// 1.1 can be compared exactly.
-indirect enum JSONValue: Sendable {
+/// 1.1 can be compared exactly. WalletEncoding's `JSONValue` keeps an integer beyond
+/// Int64 only as a `Double`, in which 18446744073709551615 and 18446744073709551616 are
+/// the same number, so the vectors of 2^64 - 1, 2^64 and -2^64 could not be checked with it.
+indirect enum VectorJSON: Sendable, CustomStringConvertible {
     case number(String), string(String), bool(Bool), null
-    case array([JSONValue]), object([(String, JSONValue)])
+    case array([VectorJSON]), object([(String, VectorJSON)])
 
-    subscript(key: String) -> JSONValue? {
+    subscript(key: String) -> VectorJSON? {
         if case .object(let pairs) = self { return pairs.first { $0.0 == key }?.1 }
         return nil
     }
+
+    var description: String {
+        switch self {
+        case .number(let text): text
+        case .string(let text): "\"\(text)\""
+        case .bool(let value): String(value)
+        case .null: "null"
+        case .array(let items): "[" + items.map(\.description).joined(separator: ",") + "]"
+        case .object(let pairs): "{" + pairs.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        }
+    }
 }
 
-/// A small JSON reader for the vector file (RFC 8259), enough for test data.
-struct JSONReader {
-    let chars: [UInt8]
-    var i = 0
-
-    static func parse(_ data: Data) -> JSONValue? {
-        var reader = JSONReader(chars: [UInt8](data))
-        return reader.value()
+/// A strict RFC 8259 reader for the vector file that keeps number literals: anything
+/// malformed (a bad escape or `\u` digit, a lone surrogate, a missing `:` or `,`, a
+/// truncated document, trailing bytes) throws with its offset, so a damaged vector file
+/// fails the suite instead of yielding other test data.
+struct VectorJSONReader {
+    struct Failure: Error, CustomStringConvertible {
+        let offset: Int
+        let problem: String
+        var description: String { "\(problem) at byte \(offset)" }
     }
 
-    mutating func skip() { while i < chars.count, [9, 10, 13, 32].contains(chars[i]) { i += 1 } }
+    private let bytes: [UInt8]
+    private var index = 0
 
-    mutating func value() -> JSONValue? {
-        skip()
-        guard i < chars.count else { return nil }
-        switch chars[i] {
+    static func parse(_ bytes: [UInt8]) throws(Failure) -> VectorJSON {
+        var reader = VectorJSONReader(bytes: bytes)
+        let value = try reader.value(depth: 0)
+        reader.skipWhitespace()
+        guard reader.index == bytes.count else { throw reader.fail("trailing bytes") }
+        return value
+    }
+
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    private func fail(_ problem: String) -> Failure { Failure(offset: index, problem: problem) }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count, [0x09, 0x0A, 0x0D, 0x20].contains(bytes[index]) { index += 1 }
+    }
+
+    private mutating func next() throws(Failure) -> UInt8 {
+        guard index < bytes.count else { throw fail("unexpected end") }
+        defer { index += 1 }
+        return bytes[index]
+    }
+
+    private mutating func expect(_ character: Character) throws(Failure) {
+        skipWhitespace()
+        guard try next() == character.asciiValue else { index -= 1; throw fail("expected \(character)") }
+    }
+
+    private mutating func value(depth: Int) throws(Failure) -> VectorJSON {
+        guard depth < 32 else { throw fail("nesting too deep") }
+        skipWhitespace()
+        guard index < bytes.count else { throw fail("unexpected end") }
+        switch bytes[index] {
         case UInt8(ascii: "{"):
-            i += 1
-            var pairs: [(String, JSONValue)] = []
-            skip()
-            if chars[i] == UInt8(ascii: "}") { i += 1; return .object(pairs) }
-            while true {
-                skip()
-                guard case .string(let key)? = value() else { return nil }
-                skip(); i += 1   // ':'
-                guard let v = value() else { return nil }
-                pairs.append((key, v))
-                skip()
-                let c = chars[i]; i += 1
-                if c == UInt8(ascii: "}") { return .object(pairs) }
-            }
+            index += 1
+            var pairs: [(String, VectorJSON)] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(pairs) }
+            repeat {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+                index += 1
+                let key = try string()
+                try expect(":")
+                pairs.append((key, try value(depth: depth + 1)))
+                skipWhitespace()
+            } while try separator(closing: "}")
+            return .object(pairs)
         case UInt8(ascii: "["):
-            i += 1
-            var items: [JSONValue] = []
-            skip()
-            if chars[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
-            while true {
-                guard let v = value() else { return nil }
-                items.append(v)
-                skip()
-                let c = chars[i]; i += 1
-                if c == UInt8(ascii: "]") { return .array(items) }
-            }
+            index += 1
+            var items: [VectorJSON] = []
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+            repeat {
+                items.append(try value(depth: depth + 1))
+                skipWhitespace()
+            } while try separator(closing: "]")
+            return .array(items)
         case UInt8(ascii: "\""):
-            i += 1
-            var scalars = String.UnicodeScalarView()
-            var pendingHigh: UInt32?
-            while chars[i] != UInt8(ascii: "\"") {
-                if chars[i] == UInt8(ascii: "\\") {
-                    let e = chars[i + 1]; i += 2
-                    switch e {
-                    case UInt8(ascii: "n"): scalars.append("\n")
-                    case UInt8(ascii: "t"): scalars.append("\t")
-                    case UInt8(ascii: "u"):
-                        let code = UInt32(String(decoding: chars[i..<i + 4], as: UTF8.self), radix: 16) ?? 0
-                        i += 4
-                        if (0xD800..<0xDC00).contains(code) { pendingHigh = code; continue }
-                        if let high = pendingHigh, (0xDC00..<0xE000).contains(code) {
-                            let combined = 0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00)
-                            scalars.append(Unicode.Scalar(combined)!)
-                            pendingHigh = nil
-                        } else {
-                            scalars.append(Unicode.Scalar(code)!)
-                        }
-                    default: scalars.append(Unicode.Scalar(e))
-                    }
-                } else {
-                    // Copy a UTF-8 sequence verbatim.
-                    var end = i + 1
-                    while end < chars.count, chars[end] & 0xC0 == 0x80 { end += 1 }
-                    scalars.append(contentsOf: String(decoding: chars[i..<end], as: UTF8.self).unicodeScalars)
-                    i = end
-                }
-            }
-            i += 1
-            return .string(String(scalars))
-        case UInt8(ascii: "t"): i += 4; return .bool(true)
-        case UInt8(ascii: "f"): i += 5; return .bool(false)
-        case UInt8(ascii: "n"): i += 4; return .null
-        default:
-            let start = i
-            while i < chars.count, "+-0123456789.eE".utf8.contains(chars[i]) { i += 1 }
-            return .number(String(decoding: chars[start..<i], as: UTF8.self))
+            index += 1
+            return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        default: return .number(try number())
         }
+    }
+
+    /// After a member or element: true at `,`, false at the closing bracket.
+    private mutating func separator(closing: Character) throws(Failure) -> Bool {
+        let byte = try next()
+        if byte == UInt8(ascii: ",") { return true }
+        if byte == closing.asciiValue { return false }
+        index -= 1
+        throw fail("expected , or \(closing)")
+    }
+
+    private mutating func literal(_ word: String) throws(Failure) {
+        for expected in word.utf8 {
+            guard try next() == expected else { index -= 1; throw fail("expected \(word)") }
+        }
+    }
+
+    /// RFC 8259 §6: -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?, kept as text.
+    private mutating func number() throws(Failure) -> String {
+        let start = index
+        func digits(_ reader: inout VectorJSONReader) throws(Failure) {
+            let first = reader.index
+            while reader.index < reader.bytes.count, (0x30...0x39).contains(reader.bytes[reader.index]) { reader.index += 1 }
+            guard reader.index > first else { throw reader.fail("expected a digit") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "0") { index += 1 } else { try digits(&self) }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") { index += 1; try digits(&self) }
+        if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            try digits(&self)
+        }
+        return String(decoding: bytes[start..<index], as: UTF8.self)
+    }
+
+    /// The rest of a string after its opening quote; raw bytes must be UTF-8.
+    private mutating func string() throws(Failure) -> String {
+        var utf8: [UInt8] = []
+        while true {
+            let byte = try next()
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard let text = String(bytes: utf8, encoding: .utf8) else { throw fail("a string that is not UTF-8") }
+                return text
+            case UInt8(ascii: "\\"):
+                let escape = try next()
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(escape)
+                case UInt8(ascii: "b"): utf8.append(0x08)
+                case UInt8(ascii: "f"): utf8.append(0x0C)
+                case UInt8(ascii: "n"): utf8.append(0x0A)
+                case UInt8(ascii: "r"): utf8.append(0x0D)
+                case UInt8(ascii: "t"): utf8.append(0x09)
+                case UInt8(ascii: "u"):
+                    var code = try hex4()
+                    if (0xD800..<0xDC00).contains(code) {
+                        guard try next() == UInt8(ascii: "\\"), try next() == UInt8(ascii: "u") else {
+                            throw fail("a high surrogate without its low surrogate")
+                        }
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw fail("a high surrogate without its low surrogate") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    }
+                    guard let scalar = Unicode.Scalar(code) else { throw fail("a lone low surrogate") }
+                    utf8.append(contentsOf: Array(String(Character(scalar)).utf8))
+                default:
+                    index -= 1
+                    throw fail("an invalid escape")
+                }
+            case 0x00..<0x20:
+                index -= 1
+                throw fail("a control character in a string")
+            default:
+                utf8.append(byte)
+            }
+        }
+    }
+
+    /// Four hex digits of a `\u` escape; any other character is an error, never a zero.
+    private mutating func hex4() throws(Failure) -> UInt32 {
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = try next()
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default:
+                index -= 1
+                throw fail("a \\u escape with a non-hex digit")
+            }
+            value = value << 4 | digit
+        }
+        return value
     }
 }
 
@@ -106,23 +210,33 @@ struct AppendixAVector: Sendable, CustomTestStringConvertible {
     let hex: String
     let roundtrip: Bool
     let diagnostic: String?
-    let decoded: JSONValue?
+    let decoded: VectorJSON?
     var testDescription: String { hex }
 
-    static let all: [AppendixAVector] = {
+    struct MalformedVector: Error, CustomStringConvertible {
+        let position: Int
+        var description: String { "vector \(position) has no hex string or roundtrip flag" }
+    }
+
+    /// The vectors, or why the file could not be read (``AppendixAVectorTests/vectorFileLoads()`` reports it).
+    static let loaded: Result<[AppendixAVector], any Error> = Result {
         let root = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let file = root.deletingLastPathComponent().appendingPathComponent("shared/vectors/cbor/rfc8949_appendix_a.json")
-        guard let data = try? Data(contentsOf: file), case .array(let items)? = JSONReader.parse(data)?["vectors"] else {
-            return []
+        guard case .array(let items)? = try VectorJSONReader.parse([UInt8](try Data(contentsOf: file)))["vectors"] else {
+            throw MalformedVector(position: -1)
         }
-        return items.compactMap { item in
-            guard case .string(let hex)? = item["hex"], case .bool(let roundtrip)? = item["roundtrip"] else { return nil }
+        return try items.enumerated().map { position, item in
+            guard case .string(let hex)? = item["hex"], case .bool(let roundtrip)? = item["roundtrip"] else {
+                throw MalformedVector(position: position)
+            }
             var diagnostic: String?
             if case .string(let text)? = item["diagnostic"] { diagnostic = text }
             return AppendixAVector(hex: hex, roundtrip: roundtrip, diagnostic: diagnostic, decoded: item["decoded"])
         }
-    }()
+    }
+
+    static var all: [AppendixAVector] { (try? loaded.get()) ?? [] }
 }
 
 /// The decimal text of an integer item, including bignums (tags 2 and 3).
@@ -162,7 +276,7 @@ func bigDecimal(_ bytes: [UInt8], addOne: Bool) -> String {
 }
 
 /// Structural comparison of a decoded item with the published JSON value.
-func matches(_ value: CBOR, _ json: JSONValue) -> Bool {
+func matches(_ value: CBOR, _ json: VectorJSON) -> Bool {
     switch json {
     case .number(let text):
         if text.contains(where: { ".eE".contains($0) }) {
@@ -185,8 +299,27 @@ func matches(_ value: CBOR, _ json: JSONValue) -> Bool {
 @Suite("RFC 8949 Appendix A vectors")
 struct AppendixAVectorTests {
     @Test("the vector file is found and holds every published example")
-    func vectorFileLoads() {
-        #expect(AppendixAVector.all.count == 75)
+    func vectorFileLoads() throws {
+        #expect(try AppendixAVector.loaded.get().count == 75)
+    }
+
+    @Test("the vector reader refuses malformed JSON instead of reading other data", arguments: [
+        #""\u12G4""#, #""\u00""#, #""\x""#, #""\ud800""#, #""\udc00""#, "\"a\u{01}\"", "[1 2]", #"{"a" 1}"#,
+        "[1,]", "01", "1.", "tru", "[1] 2", "\"abc",
+    ])
+    func readerRefusesMalformedJSON(_ text: String) {
+        #expect(throws: VectorJSONReader.Failure.self) { try VectorJSONReader.parse(Array(text.utf8)) }
+    }
+
+    @Test("the vector reader keeps number literals and reads escapes")
+    func readerKeepsLiterals() throws {
+        let value = try VectorJSONReader.parse(Array(#"{"n": [18446744073709551616, -0.0, 1e3], "s": "\u00fc\ud800\udd51\"\\"}"#.utf8))
+        guard case .array(let numbers)? = value["n"], case .string(let text)? = value["s"] else {
+            Issue.record("unexpected shape \(value)")
+            return
+        }
+        #expect(numbers.map(\.description) == ["18446744073709551616", "-0.0", "1e3"])
+        #expect(text == "ü\u{10151}\"\\")
     }
 
     /// `f818` (simple(24)) comes from RFC 7049; RFC 8949 §3.3 and Appendix F.1 make it

@@ -63,6 +63,29 @@ struct JWTTests {
         }
     }
 
+    @Test("proof-of-possession rules: iat required, a clock ahead within the skew, no leeway for age or exp")
+    func proofOfPossessionRules() throws {
+        let rules = JWTTimeRules.proofOfPossession(maximumAge: 300, clockSkew: 60)
+        let now = Self.now.timeIntervalSince1970
+        func at(_ members: JSONObject) throws(JWTTimeFailure) { try rules.check(members, at: Self.now) }
+        try at(["iat": .number(now - 300)])
+        try at(["iat": .number(now + 60)])
+        #expect(throws: JWTTimeFailure.missing(.issuedAt)) { try at([:]) }
+        #expect(throws: JWTTimeFailure.notANumber(.issuedAt)) { try at(["iat": "now"]) }
+        #expect(throws: JWTTimeFailure.issuedTooLongAgo(iat: Date(timeIntervalSince1970: now - 301), now: Self.now, maximumAge: 300)) {
+            try at(["iat": .number(now - 301)])
+        }
+        #expect(throws: JWTTimeFailure.issuedInFuture(iat: Date(timeIntervalSince1970: now + 61), now: Self.now)) {
+            try at(["iat": .number(now + 61)])
+        }
+        #expect(throws: JWTTimeFailure.expired(exp: Self.now, now: Self.now)) { try at(["iat": .number(now), "exp": .number(now)]) }
+        #expect(throws: JWTTimeFailure.notYetValid(nbf: Date(timeIntervalSince1970: now + 61), now: Self.now)) {
+            try at(["iat": .number(now), "nbf": .number(now + 61)])
+        }
+        // The general rules give the same leeway both ways.
+        try JWTTimeRules(clockSkew: 60, required: [.issuedAt], maximumAge: 300).check(["iat": .number(now - 301)], at: Self.now)
+    }
+
     @Test("a wrong audience, issuer or type is rejected")
     func expectations() async throws {
         let (jwt, _) = try await Self.makeJWT(["iss": "me", "aud": "you"], type: "application/dpop+jwt")

@@ -1,4 +1,5 @@
 import Foundation
+import WalletEncoding
 import WalletRuntime
 @testable import MdocProximity
 
@@ -93,7 +94,7 @@ final class TestClock: WalletClock, @unchecked Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let (cancelled, ready) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
                     if Task.isCancelled { return (true, []) }
-                    state.sleepers.append(Sleeper(id: id, deadline: state.now + duration.inSeconds, continuation: continuation))
+                    state.sleepers.append(Sleeper(id: id, deadline: state.now + duration.timeInterval, continuation: continuation))
                     return (false, Self.takeWatchers(&state))
                 }
                 if cancelled { continuation.resume(throwing: CancellationError()) }
@@ -111,7 +112,7 @@ final class TestClock: WalletClock, @unchecked Sendable {
     /// Moves time forward and wakes every sleeper whose deadline has passed.
     func advance(by duration: Duration) {
         let due = state.withLock { state -> [Sleeper] in
-            state.now += duration.inSeconds
+            state.now += duration.timeInterval
             let due = state.sleepers.filter { $0.deadline <= state.now }
             state.sleepers.removeAll { $0.deadline <= state.now }
             return due

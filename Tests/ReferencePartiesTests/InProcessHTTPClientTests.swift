@@ -31,7 +31,7 @@ struct InProcessHTTPClientTests {
     @Test("a dropped connection fails with a transport error")
     func drop() async {
         let client = InProcessHTTPClient(handler: AnyHTTPHandler { _ throws(HTTPHandlerError) in throw .dropConnection })
-        await #expect(throws: HTTPError.transport("the server closed the connection without a response")) {
+        await #expect(throws: HTTPError.transport(.networkConnectionLost)) {
             _ = try await client.send(request(.get, "/"))
         }
     }

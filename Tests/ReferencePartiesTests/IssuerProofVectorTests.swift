@@ -27,9 +27,16 @@ struct IssuerProofVectorTests {
         let verified = try check(nonces: [nonce], at: iat).verify(proofs)
         #expect(verified.keys == [try JWK(members: try expected.object("jwt_proof_header").object("jwk"))])
         #expect(verified.nonces == [nonce])
-        #expect(throws: KeyProofProblem.self) { try check(issuer: "https://other.example", nonces: [nonce], at: iat).verify(proofs) }
-        #expect(throws: KeyProofProblem.self) { try check(nonces: ["other"], at: iat).verify(proofs) }
-        #expect(throws: KeyProofProblem.self) { try check(nonces: [nonce], at: iat.addingTimeInterval(301)).verify(proofs) }
-        #expect(throws: KeyProofProblem.self) { try check(nonces: [nonce], at: iat, clientId: "s6BhdRkqt3").verify(proofs) }
+        #expect(throws: KeyProofProblem.invalidProof(.audienceMismatch)) {
+            try check(issuer: "https://other.example", nonces: [nonce], at: iat).verify(proofs)
+        }
+        #expect(throws: KeyProofProblem.invalidNonce(.proofNonceUnknown)) { try check(nonces: ["other"], at: iat).verify(proofs) }
+        let late = iat.addingTimeInterval(301)
+        #expect(throws: KeyProofProblem.invalidProof(.time(.issuedTooLongAgo(iat: iat, now: late, maximumAge: 300)))) {
+            try check(nonces: [nonce], at: late).verify(proofs)
+        }
+        #expect(throws: KeyProofProblem.invalidProof(.issuerMissing)) {
+            try check(nonces: [nonce], at: iat, clientId: "s6BhdRkqt3").verify(proofs)
+        }
     }
 }

@@ -16,7 +16,7 @@ struct HostRouter: HTTPClient {
     let handlers: [String: any HTTPHandler]
 
     func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-        guard let host = request.url.host, let handler = handlers[host] else { throw .transport("no handler for \(request.url.host ?? "")") }
+        guard let host = request.url.host, let handler = handlers[host] else { throw .transport(.cannotFindHost) }
         return try await InProcessHTTPClient(handler: handler).send(request)
     }
 }

@@ -259,12 +259,27 @@ public enum HandoverCarrier: Hashable, Sendable {
     }
 }
 
+/// One alternative of a parsed Handover Select or Request: an alternative carrier record
+/// resolved to the carrier configuration it names, with its power state.
+public struct HandoverAlternative: Hashable, Sendable {
+    /// The carrier power state of the alternative carrier record.
+    public let powerState: CarrierPowerState
+    /// The carrier its configuration record describes.
+    public let carrier: HandoverCarrier
+
+    /// An alternative; a parser makes these from the records it reads.
+    public init(powerState: CarrierPowerState, carrier: HandoverCarrier) {
+        self.powerState = powerState
+        self.carrier = carrier
+    }
+}
+
 /// A parsed Handover Select message (what an mdoc serves over NFC).
 public struct HandoverSelect: Sendable {
     /// The Connection Handover version (0x15 for 1.5).
     public let version: UInt8
     /// The carriers, in the order of the alternative carrier records, with their power states.
-    public let carriers: [(powerState: CarrierPowerState, carrier: HandoverCarrier)]
+    public let carriers: [HandoverAlternative]
     /// The device engagement record's DeviceEngagement.
     public let deviceEngagement: DeviceEngagement
     /// The message exactly as read: it goes into the SessionTranscript's handover.
@@ -278,7 +293,7 @@ public struct HandoverRequest: Sendable {
     /// The collision resolution random number.
     public let randomNumber: UInt16?
     /// The carriers the reader offers, in order.
-    public let carriers: [(powerState: CarrierPowerState, carrier: HandoverCarrier)]
+    public let carriers: [HandoverAlternative]
     /// The reader's engagement record, if any (`iso.org:18013:readerengagement`).
     public let readerEngagement: [UInt8]?
     /// The message exactly as read: it goes into the SessionTranscript's handover.
@@ -386,14 +401,13 @@ public enum ConnectionHandover {
                                encodedBytes: bytes)
     }
 
-    private static func carriers(embedded: [UInt8], records: [NDEFRecord]) throws(ProximityError)
-        -> [(powerState: CarrierPowerState, carrier: HandoverCarrier)] {
+    private static func carriers(embedded: [UInt8], records: [NDEFRecord]) throws(ProximityError) -> [HandoverAlternative] {
         guard !embedded.isEmpty else { return [] }
-        var result: [(powerState: CarrierPowerState, carrier: HandoverCarrier)] = []
+        var result: [HandoverAlternative] = []
         for record in try NDEFMessage.decode(embedded) where record.type == alternativeCarrierType {
             let alternative = try AlternativeCarrier(payload: record.payload)
             guard let configuration = records.first(where: { $0.id == alternative.carrierDataReference }) else { continue }
-            result.append((alternative.powerState, try HandoverCarrier(record: configuration)))
+            result.append(HandoverAlternative(powerState: alternative.powerState, carrier: try HandoverCarrier(record: configuration)))
         }
         return result
     }

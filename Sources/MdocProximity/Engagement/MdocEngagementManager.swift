@@ -302,7 +302,7 @@ public actor MdocEngagementManager {
     /// and answers with the Handover Select (ISO 18013-5 §8.2.2.1).
     private func negotiate(_ id: EngagementID, _ request: HandoverRequest) async -> [UInt8]? {
         guard let entry = entries[id], entry.stage == .armed, !entry.engagement.isSuspended else { return nil }
-        for (_, carrier) in request.carriers {
+        for carrier in request.carriers.map(\.carrier) {
             switch carrier {
             case .nfc where entry.nfcListener != nil:
                 guard let listener = entry.nfcListener,

@@ -58,7 +58,7 @@ public actor MdocReader {
         let outcome = try await NFCReaderEngagement.engage(over: channel, request: handoverRequest)
         var readerUUID: UUID?
         if let handoverRequest {
-            for (_, carrier) in try ConnectionHandover.parseHandoverRequest(handoverRequest).carriers {
+            for carrier in try ConnectionHandover.parseHandoverRequest(handoverRequest).carriers.map(\.carrier) {
                 if case .ble(let data) = carrier { readerUUID = data.serviceUUID }
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Mdoc
 import WalletCrypto
+import WalletEncoding
 
 /// The holder's side of one ISO 18013-5 session (§9.1.1) as a value: carrier messages,
 /// timer firings and the app's decisions in; messages to send, events to publish,
@@ -144,9 +145,9 @@ public struct HolderSessionCore: Sendable {
             guard phase != .ended, generations[timer] == generation else { return [] }
             switch (timer, phase) {
             case (.message, .awaitingEstablishment), (.message, .responded):
-                return fail(.timeout(seconds: messageTimeout.inSeconds), status: .sessionTermination)
+                return fail(.timeout(seconds: messageTimeout.timeInterval), status: .sessionTermination)
             case (.provider, .responding):
-                return fail(.timeout(seconds: providerTimeout.inSeconds), status: .sessionTermination)
+                return fail(.timeout(seconds: providerTimeout.timeInterval), status: .sessionTermination)
             default:
                 return []
             }

@@ -1,3 +1,4 @@
+import WalletEncoding
 import WalletRuntime
 
 /// A queue of values with an end (clean or failed) and any number of waiting
@@ -134,7 +135,7 @@ final class Mailbox<Element: Sendable>: Sendable {
                 guard let timeout else { return }
                 let timer = Task { [weak self, clock] in
                     do { try await clock.sleep(for: timeout) } catch { return }   // cancelled: served meanwhile
-                    self?.fail(waiter: id, with: .timeout(seconds: timeout.inSeconds))
+                    self?.fail(waiter: id, with: .timeout(seconds: timeout.timeInterval))
                 }
                 // The waiter may have been served between registering and here.
                 let stillWaiting = state.withLock { state -> Bool in
@@ -155,13 +156,5 @@ final class Mailbox<Element: Sendable>: Sendable {
         guard let waiter = state.withLock({ $0.removeWaiter(id) }) else { return }
         waiter.timer?.cancel()
         waiter.continuation.resume(returning: .failure(error))
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double` (for error values and logs).
-    var inSeconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }

@@ -126,13 +126,13 @@ public struct KeyAttestationRequirement: Sendable, Equatable {
 
 /// One entry of `credential_metadata.claims` (§12.2.4, Appendix B.2): a claim's path and
 /// how to label it.
-public struct ClaimMetadata: Sendable, Equatable {
+public struct ClaimMetadata: Sendable, Hashable {
     /// The claims path pointer: strings name members, integers index arrays, null selects all.
     public let path: [JSONValue]
     /// `mandatory`.
     public let mandatory: Bool
     /// Localised labels.
-    public let display: [(name: String?, locale: String?)]
+    public let display: [ClaimDisplay]
 
     init?(json members: JSONObject) {
         guard let path = members["path"]?.arrayValue, !path.isEmpty,
@@ -140,13 +140,21 @@ public struct ClaimMetadata: Sendable, Equatable {
         self.path = path
         mandatory = members["mandatory"]?.boolValue ?? false
         display = (members["display"]?.arrayValue ?? []).compactMap(\.objectValue).map {
-            (name: $0["name"]?.stringValue, locale: $0["locale"]?.stringValue)
+            ClaimDisplay(name: $0["name"]?.stringValue, locale: $0["locale"]?.stringValue)
         }
     }
+}
 
-    /// Two entries are equal when path, flag and labels are.
-    public static func == (lhs: ClaimMetadata, rhs: ClaimMetadata) -> Bool {
-        lhs.path == rhs.path && lhs.mandatory == rhs.mandatory && lhs.display.count == rhs.display.count
-            && zip(lhs.display, rhs.display).allSatisfy { $0.name == $1.name && $0.locale == $1.locale }
+/// One localised label of a claim (an entry of a claim's `display`, Appendix B.2).
+public struct ClaimDisplay: Sendable, Hashable {
+    /// The label (`name`).
+    public let name: String?
+    /// Its BCP 47 language tag (`locale`).
+    public let locale: String?
+
+    /// A label `name` in `locale`.
+    public init(name: String?, locale: String?) {
+        self.name = name
+        self.locale = locale
     }
 }

@@ -179,19 +179,20 @@ struct RequestObject: Sendable {
     }
 
     /// RFC 9101 §10.2 / RFC 7519: `exp` in the past, or `nbf`/`iat` in the future, refuse
-    /// the request object (with the configured skew).
+    /// the request object (with the configured skew). A time claim set to null counts as
+    /// absent, as `aud` does.
     private static func checkTime(_ parameters: JSONObject, expectations: Expectations) throws(PresentationError) {
-        func date(_ name: String) throws(PresentationError) -> Date? {
-            guard let value = parameters[name], !value.isNull else { return nil }
-            guard let seconds = value.doubleValue, seconds.isFinite else { throw .invalidRequest(.invalidParameter(name)) }
-            return Date(timeIntervalSince1970: seconds)
-        }
-        let now = expectations.now
-        if let exp = try date("exp"), exp.addingTimeInterval(expectations.clockSkew) < now {
-            throw .invalidRequest(.requestExpired(exp: exp, now: now))
-        }
-        for name in ["nbf", "iat"] {
-            if let time = try date(name), time.addingTimeInterval(-expectations.clockSkew) > now {
+        var claims = parameters
+        for claim in JWTTimeClaim.allCases where claims[claim.rawValue]?.isNull == true { claims[claim.rawValue] = nil }
+        do {
+            try JWTTimeRules(clockSkew: expectations.clockSkew).check(claims, at: expectations.now)
+        } catch {
+            switch error {
+            case .missing(let claim), .notANumber(let claim): throw .invalidRequest(.invalidParameter(claim.rawValue))
+            // These rules set no maximum age, so `issuedTooLongAgo` does not occur.
+            case .expired(let time, let now), .issuedTooLongAgo(let time, let now, _):
+                throw .invalidRequest(.requestExpired(exp: time, now: now))
+            case .notYetValid(let time, let now), .issuedInFuture(let time, let now):
                 throw .invalidRequest(.requestNotYetValid(time, now: now))
             }
         }

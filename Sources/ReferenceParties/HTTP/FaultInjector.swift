@@ -12,7 +12,7 @@ public enum Fault: Sendable, Equatable {
     /// JSON document, compact JWS/JWE or form body parses; a CBOR item fails on the
     /// bytes cut off.
     case malformedBody
-    /// Close the connection without answering (an ``HTTPError/transport(_:)`` in-process).
+    /// Close the connection without answering (`HTTPError.transport(.networkConnectionLost)` in-process).
     case dropConnection
 
     /// Answer `status` with a plain-text body.

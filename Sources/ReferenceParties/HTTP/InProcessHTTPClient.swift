@@ -1,4 +1,5 @@
 import Foundation
+import WalletEncoding
 import WalletRuntime
 
 /// An ``HTTPClient`` that hands each request straight to a handler: no sockets, no
@@ -9,7 +10,8 @@ import WalletRuntime
 /// - a body over `maxRequestBodyBytes` is answered 413 without calling the handler,
 ///   as ``LoopbackHTTPServer`` does; a response body over `maxResponseBytes` fails with
 ///   ``HTTPError/responseTooLarge(limit:)``, as `URLSessionHTTPClient` does;
-/// - a handler that drops the connection fails the exchange with ``HTTPError/transport(_:)``;
+/// - a handler that drops the connection fails the exchange with
+///   `HTTPError.transport(.networkConnectionLost)`;
 /// - cancelling the caller's task cancels the handler and fails with ``HTTPError/cancelled``;
 /// - the request's `timeout` holds, in one of two ways. Without a `clock`, in real
 ///   time: a handler still busy when the timeout has passed is cancelled and the
@@ -73,22 +75,17 @@ public struct InProcessHTTPClient: HTTPClient {
         case .timedOut:
             throw .timedOut
         case .outcome(let outcome):
-            if let clock, let started, Self.seconds(request.timeout) < clock.now.timeIntervalSince(started) {
+            if let clock, let started, request.timeout.timeInterval < clock.now.timeIntervalSince(started) {
                 throw .timedOut
             }
             switch outcome {
             case .drop:
-                throw .transport("the server closed the connection without a response")
+                throw .transport(.networkConnectionLost)
             case .respond(let response):
                 guard response.body.count <= maxResponseBytes else { throw .responseTooLarge(limit: maxResponseBytes) }
                 return response
             }
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }
 

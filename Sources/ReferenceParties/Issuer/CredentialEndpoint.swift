@@ -195,7 +195,7 @@ extension ReferenceIssuer {
             do { proofs = try check.verify(member) } catch { failure = error }
         } else {
             // §8.2: proofs are required when the configuration lists proof types (ours always do).
-            failure = .invalidProof("proofs is missing")
+            failure = .invalidProof(.proofsMissing)
         }
         record.credentialRequests.append(IssuerInspection.CredentialRequestRecord(
             credentialIdentifier: body["credential_identifier"]?.stringValue,

@@ -61,7 +61,7 @@ extension ReferenceIssuer {
                 do {
                     let document = try await issuer.issue(
                         docType: behaviour.issueWrongCredentialType ? docType + ".invalid" : docType,
-                        nameSpaces: nameSpaces.map { NameSpaced(nameSpace: $0.name, elements: $0.elements.map { DataElement($0.identifier, $0.value) }) },
+                        nameSpaces: nameSpaces,
                         deviceKey: deviceKey, validity: validity)
                     text = Base64URL.encode(document.encodedBytes)
                 } catch {

@@ -58,10 +58,12 @@ struct DPoPProofCheck: Sendable {
         guard let actual = HTTPTargetURI.normalized(htu), actual == HTTPTargetURI.normalized(targetURI) else {
             throw DPoPProofProblem(reason: "htu does not name this endpoint")
         }
-        guard let iat = claims["iat"]?.doubleValue else { throw DPoPProofProblem(reason: "no iat") }
-        let issued = Date(timeIntervalSince1970: iat)
-        guard issued <= now.addingTimeInterval(clockSkew) else { throw DPoPProofProblem(reason: "iat lies in the future") }
-        guard issued >= now.addingTimeInterval(-maxAge) else { throw DPoPProofProblem(reason: "iat is too old") }
+        // §4.3 item 11: iat within an acceptable window.
+        do {
+            try JWTTimeRules.proofOfPossession(maximumAge: maxAge, clockSkew: clockSkew).check(claims, at: now)
+        } catch {
+            throw DPoPProofProblem(reason: "the proof " + error.refusalText)
+        }
         if let nonce = claims["nonce"], nonce.stringValue == nil { throw DPoPProofProblem(reason: "nonce is not a string") }
         let ath = claims["ath"]
         if let ath, ath.stringValue == nil { throw DPoPProofProblem(reason: "ath is not a string") }

@@ -1,4 +1,5 @@
 import CBOR
+import Mdoc
 import SDJWT
 import WalletEncoding
 
@@ -11,8 +12,9 @@ public struct IssuerCredentialConfiguration: Sendable {
         /// IETF SD-JWT VC (`dc+sd-jwt`): the `vct`, the subject claims and which of them
         /// are selectively disclosable.
         case sdJwtVc(vct: String, claims: JSONObject, disclosures: DisclosurePlan)
-        /// ISO mdoc (`mso_mdoc`): the doctype and the elements by namespace, in order.
-        case msoMdoc(docType: String, nameSpaces: [MdocNameSpace])
+        /// ISO mdoc (`mso_mdoc`): the doctype and the elements by namespace, in order
+        /// (the mdoc model's own shape, so the minter signs them as given).
+        case msoMdoc(docType: String, nameSpaces: [NameSpaced<DataElement>])
 
         /// The `format` identifier.
         public var identifier: String {
@@ -20,20 +22,6 @@ public struct IssuerCredentialConfiguration: Sendable {
             case .sdJwtVc: "dc+sd-jwt"
             case .msoMdoc: "mso_mdoc"
             }
-        }
-    }
-
-    /// The elements of one mdoc namespace.
-    public struct MdocNameSpace: Sendable {
-        /// The namespace (`org.iso.18013.5.1`).
-        public var name: String
-        /// The elements in presentation order.
-        public var elements: [(identifier: String, value: CBOR)]
-
-        /// A namespace with its elements.
-        public init(name: String, elements: [(identifier: String, value: CBOR)]) {
-            self.name = name
-            self.elements = elements
         }
     }
 
@@ -174,24 +162,24 @@ public struct IssuerCredentialConfiguration: Sendable {
                 (.textString("expiry_date"), date("2035-01-01")),
             ])),
         ])
-        let elements: [(identifier: String, value: CBOR)] = [
-            ("family_name", .textString("Mustermann")),
-            ("given_name", .textString("Erika")),
-            ("birth_date", date("1964-08-12")),
-            ("issue_date", date("2025-01-01")),
-            ("expiry_date", date("2035-01-01")),
-            ("issuing_country", .textString("DE")),
-            ("issuing_authority", .textString("Reference Issuer")),
-            ("document_number", .textString("RI-000001")),
-            ("portrait", .byteString([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0xFF, 0xD9])),
-            ("driving_privileges", privileges),
-            ("un_distinguishing_sign", .textString("D")),
-            ("age_over_18", .boolean(true)),
-            ("age_over_21", .boolean(true)),
+        let elements: [DataElement] = [
+            DataElement("family_name", .textString("Mustermann")),
+            DataElement("given_name", .textString("Erika")),
+            DataElement("birth_date", date("1964-08-12")),
+            DataElement("issue_date", date("2025-01-01")),
+            DataElement("expiry_date", date("2035-01-01")),
+            DataElement("issuing_country", .textString("DE")),
+            DataElement("issuing_authority", .textString("Reference Issuer")),
+            DataElement("document_number", .textString("RI-000001")),
+            DataElement("portrait", .byteString([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0xFF, 0xD9])),
+            DataElement("driving_privileges", privileges),
+            DataElement("un_distinguishing_sign", .textString("D")),
+            DataElement("age_over_18", .boolean(true)),
+            DataElement("age_over_21", .boolean(true)),
         ]
         return IssuerCredentialConfiguration(
             id: id, scope: id,
-            format: .msoMdoc(docType: "org.iso.18013.5.1.mDL", nameSpaces: [MdocNameSpace(name: mDLNameSpace, elements: elements)]),
+            format: .msoMdoc(docType: "org.iso.18013.5.1.mDL", nameSpaces: [NameSpaced(nameSpace: mDLNameSpace, elements: elements)]),
             keyAttestation: keyAttestation, displayName: "Mobile Driving Licence", backgroundColor: "#0b5f3a",
             textColor: "#ffffff",
             claimDescriptions: [

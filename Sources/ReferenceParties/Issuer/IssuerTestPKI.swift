@@ -30,7 +30,7 @@ struct IssuerTestPKI: Sendable {
     /// Generates the keys and the roots, valid from a day before `now` for two years.
     static func generate(now: Date, name: String) throws(ReferenceIssuerError) -> IssuerTestPKI {
         let notBefore = now.addingTimeInterval(-86_400), notAfter = now.addingTimeInterval(2 * 365 * 86_400)
-        do {
+        do throws(CryptoError) {
             let iacaKey = try ECPrivateKey.generate(curve: .p256)
             let dsKey = try ECPrivateKey.generate(curve: .p256)
             let rootKey = try ECPrivateKey.generate(curve: .p256)
@@ -50,10 +50,8 @@ struct IssuerTestPKI: Sendable {
             return IssuerTestPKI(iaca: iaca, documentSigner: documentSigner, documentSignerKey: dsKey,
                                  issuerRoot: issuerRoot, issuerRootKey: rootKey, signingKey: signingKey,
                                  notBefore: notBefore, notAfter: notAfter)
-        } catch let error as CryptoError {
-            throw .crypto(error)
         } catch {
-            throw .crypto(.invalidCertificate("test PKI generation failed"))
+            throw .crypto(error)
         }
     }
 
@@ -64,17 +62,15 @@ struct IssuerTestPKI: Sendable {
         if let host = URLComponents(string: issuer)?.host, !host.isEmpty, !Self.isIPLiteral(host) {
             names.append(.dnsName(host))
         }
-        do {
+        do throws(CryptoError) {
             let subject = try DistinguishedName([(.commonName, "Credential Issuer"), (.country, "UT")])
             return try CertificateBuilder.endEntity(
                 subject: subject,
                 subjectPublicKeyInfoDER: signingKey.publicKey.spkiDER, notBefore: notBefore, notAfter: notAfter,
                 subjectAlternativeNames: names
             ).signed(by: issuerRoot, key: .ec(issuerRootKey))
-        } catch let error as CryptoError {
-            throw .crypto(error)
         } catch {
-            throw .crypto(.invalidCertificate("issuer certificate generation failed"))
+            throw .crypto(error)
         }
     }
 

@@ -33,7 +33,7 @@ public struct VerifierReaderPKI: Sendable {
     public init(dnsName: String, commonName: String = "Reference Verifier", now: Date,
                 validity: TimeInterval = 365 * 86_400) throws(VerifierError) {
         let notBefore = now.addingTimeInterval(-86_400), notAfter = now.addingTimeInterval(validity)
-        do {
+        do throws(CryptoError) {
             let rootKey = try ECPrivateKey.generate(curve: .p256)
             let otherRootKey = try ECPrivateKey.generate(curve: .p256)
             leafKey = try ECPrivateKey.generate(curve: .p256)
@@ -45,7 +45,7 @@ public struct VerifierReaderPKI: Sendable {
             untrustedRoot = try CertificateBuilder.certificateAuthority(
                 subject: try DistinguishedName([(.commonName, "\(commonName) Untrusted Root"), (.country, "UT")]),
                 notBefore: notBefore, notAfter: notAfter, pathLength: 0).selfSigned(with: .ec(otherRootKey))
-            func makeLeaf(_ key: ECPrivateKey, name: String, under issuer: X509Certificate, _ issuerKey: ECPrivateKey) throws
+            func makeLeaf(_ key: ECPrivateKey, name: String, under issuer: X509Certificate, _ issuerKey: ECPrivateKey) throws(CryptoError)
                 -> X509Certificate {
                 try CertificateBuilder.endEntity(
                     subject: try DistinguishedName([(.commonName, commonName), (.country, "UT")]),
@@ -55,10 +55,8 @@ public struct VerifierReaderPKI: Sendable {
             leaf = try makeLeaf(leafKey, name: dnsName, under: root, rootKey)
             mismatchedLeaf = try makeLeaf(mismatchedLeafKey, name: Self.mismatchedDNSName, under: root, rootKey)
             untrustedLeaf = try makeLeaf(untrustedLeafKey, name: dnsName, under: untrustedRoot, otherRootKey)
-        } catch let error as CryptoError {
-            throw .crypto(error)
         } catch {
-            throw .crypto(.invalidCertificate("reader PKI generation failed"))
+            throw .crypto(error)
         }
         self.dnsName = dnsName
         self.commonName = commonName
