@@ -20,8 +20,10 @@ struct SessionOutcomeTests {
     @Test("deferred (202 and the legacy issuance_pending): stored as deferred, resumed once pending, then completed",
           arguments: [TestIssuer.Deferral.accepted, .legacy])
     func deferred(form: TestIssuer.Deferral) async throws {
-        let clock = ManualClock(Date())
-        let issuer = try TestIssuer(options: .init(deferral: form))
+        // One clock for the wallet and the issuer, an hour off the wall: however long the run
+        // takes, the credential's iat is the wallet's now (see `deferredIssuedInFuture`).
+        let clock = ManualClock(Date().addingTimeInterval(-3600))
+        let issuer = try TestIssuer(options: .init(deferral: form), clock: clock)
         let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
         let first = try await preAuthorized(wallet, issuer, policy: CredentialPolicy(batchSize: 1, use: .rotate))
         guard case .deferred(let id, let retryAfter) = first else { Issue.record("ended \(first)"); return }
@@ -33,9 +35,11 @@ struct SessionOutcomeTests {
         // The holder key the proof named stays, waiting for the credential.
         #expect(try await wallet.keyAliases().count == 1)
 
+        clock.advance(by: 5)
         let pending = try await terminalState(of: wallet.client.resumeDeferred(id))
         guard case .deferred(let sameId, _) = pending else { Issue.record("ended \(pending)"); return }
         #expect(sameId == id)
+        clock.advance(by: 5)
         let done = try await terminalState(of: wallet.client.resumeDeferred(id))
         #expect(done == .completed(IssuanceResult(issued: [id])))
         let issued = try #require(try await wallet.storage.store.credential(id: id))
@@ -48,6 +52,30 @@ struct SessionOutcomeTests {
         let again = try await terminalState(of: wallet.client.resumeDeferred(id))
         #expect(again == .failed(.unexpected(.notDeferred(id))))
         #expect(try await terminalState(of: wallet.client.resumeDeferred("nope")) == .failed(.unexpected(.credentialNotFound("nope"))))
+    }
+
+    @Test("a deferred credential minted beyond the wallet's clock skew is refused: the record stays deferred with its key")
+    func deferredIssuedInFuture() async throws {
+        // What a loaded run did to an issuer minting on the wall clock while the wallet's
+        // ManualClock stood at the test's start: two minutes apart, past the 60 s skew.
+        let clock = ManualClock(Date())
+        let issuer = try TestIssuer(options: .init(deferral: .accepted), clock: ManualClock(clock.now.addingTimeInterval(120)))
+        let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
+        let first = try await preAuthorized(wallet, issuer)
+        guard case .deferred(let id, _) = first else { Issue.record("ended \(first)"); return }
+        let pending = try await terminalState(of: wallet.client.resumeDeferred(id))
+        guard case .deferred = pending else { Issue.record("ended \(pending)"); return }
+        let done = try await terminalState(of: wallet.client.resumeDeferred(id))
+        guard case .failed(.credentialRequestFailed(nil, .invalidCredential(.sdJWT(.invalidTime(.issuedInFuture))))) = done else {
+            Issue.record("ended \(done)"); return
+        }
+        #expect(issuer.notifications.map { $0["event"]?.stringValue } == ["credential_failure"])
+        // Nothing was issued: the stored record is the deferred one, without instances,
+        // still holding the key its proof named.
+        let stored = try #require(try await wallet.storage.store.credential(id: id))
+        guard case .deferred = stored.state else { Issue.record("stored \(stored.state)"); return }
+        #expect(stored.instances.isEmpty)
+        #expect(try await wallet.keyAliases().count == 1)
     }
 
     @Test("reissue via the refresh token tops up spent oneTime instances, keeping the unused ones; DPoP-bound refresh works")
