@@ -200,6 +200,28 @@ struct FlowTests {
         #expect(keep == ["k0"])
     }
 
+    @Test("an answer with no credentials (§8.3: one or more) ends the flow failed without a save", arguments: [
+        (200, ["credentials": [], "notification_id": "n-1"]), (202, ["credentials": []]),
+        (200, ["notification_id": "n-1"]), (202, ["interval": 5]),
+    ] as [(Int, JSONObject)])
+    func noCredentials(status: Int, body: JSONObject) throws {
+        var flow = try Self.offerFlow()
+        let metadataRequest = try #require(Self.sent(flow.handle(.start, at: Self.now)).first)
+        _ = flow.handle(.response(Self.serverMetadata(), metadataRequest.step), at: Self.now)
+        _ = flow.handle(.response(jsonResponse(200, ["access_token": "at", "token_type": "Bearer"]), .token), at: Self.now)
+        _ = flow.handle(.response(jsonResponse(200, ["c_nonce": "n"]), .nonce), at: Self.now)
+        let key = KeyInfo(alias: "k0", algorithm: .p256, publicKey: .ec(try ECPrivateKey.generate(curve: .p256).publicKey),
+                          createdAt: Self.now, requiresUnlock: false)
+        _ = flow.handle(.keysReady([key]), at: Self.now)
+        _ = flow.handle(.proofsSigned(["p0"]), at: Self.now)
+        let effects = flow.handle(.response(jsonResponse(status, body), .credential), at: Self.now)
+        #expect(!effects.contains { if case .save = $0 { true } else { false } })
+        guard case .finish(let state, let keep, let discard) = try #require(effects.first) else { Issue.record("\(effects)"); return }
+        #expect(state == .failed(.credentialRequestFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("credentials")))))
+        #expect(keep.isEmpty)
+        #expect(discard.isEmpty)
+    }
+
     @Test("a driver failure ends the flow failed with nothing to keep")
     func driverFailure() throws {
         var flow = try Self.offerFlow()

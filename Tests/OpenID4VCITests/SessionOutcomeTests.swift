@@ -78,6 +78,29 @@ struct SessionOutcomeTests {
         #expect(try await wallet.keyAliases().count == 1)
     }
 
+    @Test("a deferred answer without credentials (an empty array; a 202 with neither credentials nor transaction_id) fails; nothing changes",
+          arguments: [(200, ["credentials": [], "notification_id": "n-1"]), (202, ["interval": 5])] as [(Int, JSONObject)])
+    func deferredWithoutCredentials(status: Int, body: JSONObject) async throws {
+        let clock = ManualClock(Date())
+        let issuer = try TestIssuer(options: .init(deferral: .accepted, faults: ["/deferred": [jsonResponse(status, body)]]), clock: clock)
+        let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
+        let first = try await preAuthorized(wallet, issuer)
+        guard case .deferred(let id, _) = first else { Issue.record("ended \(first)"); return }
+        let before = try #require(try await wallet.storage.store.credential(id: id))
+        let keys = try await wallet.keyAliases()
+
+        let failed = try await terminalState(of: wallet.client.resumeDeferred(id))
+        #expect(failed == .failed(.credentialRequestFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("credentials")))))
+        #expect(try await wallet.storage.store.credential(id: id) == before)
+        #expect(try await wallet.keyAliases() == keys)
+        #expect(try await wallet.credentials().count == 1)
+        #expect(issuer.notifications.isEmpty)
+        // The transaction is still the issuer's to answer: later resumptions complete it.
+        guard case .deferred = try await terminalState(of: wallet.client.resumeDeferred(id)) else { Issue.record("not pending"); return }
+        #expect(try await terminalState(of: wallet.client.resumeDeferred(id)) == .completed(IssuanceResult(issued: [id])))
+        #expect(try await wallet.storage.store.credential(id: id)?.instances.count == 1)
+    }
+
     @Test("reissue via the refresh token tops up spent oneTime instances, keeping the unused ones; DPoP-bound refresh works")
     func reissue() async throws {
         let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 5))
