@@ -45,8 +45,9 @@ struct SessionOutcomeTests {
         let issued = try #require(try await wallet.storage.store.credential(id: id))
         #expect(issued.state == .issued)
         #expect(issued.instances.count == 1)
-        #expect(try SessionTests.boundKey(issued.instances[0], format: .sdJwtVc)
-            == (try await wallet.storage.secureArea.publicKey(alias: issued.instances[0].keyAlias)))
+        let instance = try #require(issued.instances.first)
+        #expect(try SessionTests.boundKey(instance, format: .sdJwtVc)
+            == (try await wallet.storage.secureArea.publicKey(alias: instance.keyAlias)))
         #expect(issuer.requests(to: "/deferred").count == 2)
         // Resuming what is not deferred is refused.
         let again = try await terminalState(of: wallet.client.resumeDeferred(id))
