@@ -188,16 +188,39 @@ struct FlowTests {
         let saving = flow.handle(.response(jsonResponse(202, ["transaction_id": "8xLOxBtZp8", "interval": 3600]), .credential), at: Self.now)
         guard case .save(let credentials) = try #require(saving.first) else { Issue.record("\(saving)"); return }
         #expect(credentials.count == 1)
-        #expect(credentials[0].id == "cred-1")
-        #expect(credentials[0].state == .deferred(transactionId: "8xLOxBtZp8", retryAfter: Self.now.addingTimeInterval(3600)))
-        #expect(credentials[0].instances.isEmpty)
-        let context = try #require(credentials[0].issuanceContext.flatMap(IssuanceContext.init(encoded:)))
+        let credential = try #require(credentials.first)
+        #expect(credential.id == "cred-1")
+        #expect(credential.state == .deferred(transactionId: "8xLOxBtZp8", retryAfter: Self.now.addingTimeInterval(3600)))
+        #expect(credential.instances.isEmpty)
+        let context = try #require(credential.issuanceContext.flatMap(IssuanceContext.init(encoded:)))
         #expect(context.pendingKeyAliases == ["k0"])
         #expect(context.accessToken == "at")
         let done = flow.handle(.saved, at: Self.now)
         guard case .finish(let state, let keep, _) = try #require(done.first) else { Issue.record("\(done)"); return }
         #expect(state == .deferred(credentialId: "cred-1", retryAfter: Self.now.addingTimeInterval(3600)))
         #expect(keep == ["k0"])
+    }
+
+    @Test("an answer with no credentials (§8.3: one or more) ends the flow failed without a save", arguments: [
+        (200, ["credentials": [], "notification_id": "n-1"]), (202, ["credentials": []]),
+        (200, ["notification_id": "n-1"]), (202, ["interval": 5]),
+    ] as [(Int, JSONObject)])
+    func noCredentials(status: Int, body: JSONObject) throws {
+        var flow = try Self.offerFlow()
+        let metadataRequest = try #require(Self.sent(flow.handle(.start, at: Self.now)).first)
+        _ = flow.handle(.response(Self.serverMetadata(), metadataRequest.step), at: Self.now)
+        _ = flow.handle(.response(jsonResponse(200, ["access_token": "at", "token_type": "Bearer"]), .token), at: Self.now)
+        _ = flow.handle(.response(jsonResponse(200, ["c_nonce": "n"]), .nonce), at: Self.now)
+        let key = KeyInfo(alias: "k0", algorithm: .p256, publicKey: .ec(try ECPrivateKey.generate(curve: .p256).publicKey),
+                          createdAt: Self.now, requiresUnlock: false)
+        _ = flow.handle(.keysReady([key]), at: Self.now)
+        _ = flow.handle(.proofsSigned(["p0"]), at: Self.now)
+        let effects = flow.handle(.response(jsonResponse(status, body), .credential), at: Self.now)
+        #expect(!effects.contains { if case .save = $0 { true } else { false } })
+        guard case .finish(let state, let keep, let discard) = try #require(effects.first) else { Issue.record("\(effects)"); return }
+        #expect(state == .failed(.credentialRequestFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("credentials")))))
+        #expect(keep.isEmpty)
+        #expect(discard.isEmpty)
     }
 
     @Test("a driver failure ends the flow failed with nothing to keep")

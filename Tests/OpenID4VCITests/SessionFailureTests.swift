@@ -39,6 +39,15 @@ struct SessionFailureTests {
         }
     }
 
+    @Test("a credential response without credentials (an empty array, or none and no transaction_id)",
+          arguments: [["credentials": [], "notification_id": "n-1"], ["notification_id": "n-1"]] as [JSONObject])
+    func noCredentials(body: JSONObject) async throws {
+        let issuer = try TestIssuer(options: .init(batchSize: 2, faults: ["/credential": [jsonResponse(200, body)]]))
+        #expect(try await run(issuer).0
+            == .failed(.credentialRequestFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("credentials")))))
+        #expect(issuer.notifications.isEmpty)
+    }
+
     @Test("a credential endpoint slower than the request timeout")
     func timeout() async throws {
         let issuer = try TestIssuer(options: .init(batchSize: 2, delayAtCredential: .seconds(60)))

@@ -20,8 +20,10 @@ struct SessionOutcomeTests {
     @Test("deferred (202 and the legacy issuance_pending): stored as deferred, resumed once pending, then completed",
           arguments: [TestIssuer.Deferral.accepted, .legacy])
     func deferred(form: TestIssuer.Deferral) async throws {
-        let clock = ManualClock(Date())
-        let issuer = try TestIssuer(options: .init(deferral: form))
+        // One clock for the wallet and the issuer, an hour off the wall: however long the run
+        // takes, the credential's iat is the wallet's now (see `deferredIssuedInFuture`).
+        let clock = ManualClock(Date().addingTimeInterval(-3600))
+        let issuer = try TestIssuer(options: .init(deferral: form), clock: clock)
         let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
         let first = try await preAuthorized(wallet, issuer, policy: CredentialPolicy(batchSize: 1, use: .rotate))
         guard case .deferred(let id, let retryAfter) = first else { Issue.record("ended \(first)"); return }
@@ -33,21 +35,71 @@ struct SessionOutcomeTests {
         // The holder key the proof named stays, waiting for the credential.
         #expect(try await wallet.keyAliases().count == 1)
 
+        clock.advance(by: 5)
         let pending = try await terminalState(of: wallet.client.resumeDeferred(id))
         guard case .deferred(let sameId, _) = pending else { Issue.record("ended \(pending)"); return }
         #expect(sameId == id)
+        clock.advance(by: 5)
         let done = try await terminalState(of: wallet.client.resumeDeferred(id))
         #expect(done == .completed(IssuanceResult(issued: [id])))
         let issued = try #require(try await wallet.storage.store.credential(id: id))
         #expect(issued.state == .issued)
         #expect(issued.instances.count == 1)
-        #expect(try SessionTests.boundKey(issued.instances[0], format: .sdJwtVc)
-            == (try await wallet.storage.secureArea.publicKey(alias: issued.instances[0].keyAlias)))
+        let instance = try #require(issued.instances.first)
+        #expect(try SessionTests.boundKey(instance, format: .sdJwtVc)
+            == (try await wallet.storage.secureArea.publicKey(alias: instance.keyAlias)))
         #expect(issuer.requests(to: "/deferred").count == 2)
         // Resuming what is not deferred is refused.
         let again = try await terminalState(of: wallet.client.resumeDeferred(id))
         #expect(again == .failed(.unexpected(.notDeferred(id))))
         #expect(try await terminalState(of: wallet.client.resumeDeferred("nope")) == .failed(.unexpected(.credentialNotFound("nope"))))
+    }
+
+    @Test("a deferred credential minted beyond the wallet's clock skew is refused: the record stays deferred with its key")
+    func deferredIssuedInFuture() async throws {
+        // What a loaded run did to an issuer minting on the wall clock while the wallet's
+        // ManualClock stood at the test's start: two minutes apart, past the 60 s skew.
+        let clock = ManualClock(Date())
+        let issuer = try TestIssuer(options: .init(deferral: .accepted), clock: ManualClock(clock.now.addingTimeInterval(120)))
+        let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
+        let first = try await preAuthorized(wallet, issuer)
+        guard case .deferred(let id, _) = first else { Issue.record("ended \(first)"); return }
+        let pending = try await terminalState(of: wallet.client.resumeDeferred(id))
+        guard case .deferred = pending else { Issue.record("ended \(pending)"); return }
+        let done = try await terminalState(of: wallet.client.resumeDeferred(id))
+        guard case .failed(.credentialRequestFailed(nil, .invalidCredential(.sdJWT(.invalidTime(.issuedInFuture))))) = done else {
+            Issue.record("ended \(done)"); return
+        }
+        #expect(issuer.notifications.map { $0["event"]?.stringValue } == ["credential_failure"])
+        // Nothing was issued: the stored record is the deferred one, without instances,
+        // still holding the key its proof named.
+        let stored = try #require(try await wallet.storage.store.credential(id: id))
+        guard case .deferred = stored.state else { Issue.record("stored \(stored.state)"); return }
+        #expect(stored.instances.isEmpty)
+        #expect(try await wallet.keyAliases().count == 1)
+    }
+
+    @Test("a deferred answer without credentials (an empty array; a 202 with neither credentials nor transaction_id) fails; nothing changes",
+          arguments: [(200, ["credentials": [], "notification_id": "n-1"]), (202, ["interval": 5])] as [(Int, JSONObject)])
+    func deferredWithoutCredentials(status: Int, body: JSONObject) async throws {
+        let clock = ManualClock(Date())
+        let issuer = try TestIssuer(options: .init(deferral: .accepted, faults: ["/deferred": [jsonResponse(status, body)]]), clock: clock)
+        let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
+        let first = try await preAuthorized(wallet, issuer)
+        guard case .deferred(let id, _) = first else { Issue.record("ended \(first)"); return }
+        let before = try #require(try await wallet.storage.store.credential(id: id))
+        let keys = try await wallet.keyAliases()
+
+        let failed = try await terminalState(of: wallet.client.resumeDeferred(id))
+        #expect(failed == .failed(.credentialRequestFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("credentials")))))
+        #expect(try await wallet.storage.store.credential(id: id) == before)
+        #expect(try await wallet.keyAliases() == keys)
+        #expect(try await wallet.credentials().count == 1)
+        #expect(issuer.notifications.isEmpty)
+        // The transaction is still the issuer's to answer: later resumptions complete it.
+        guard case .deferred = try await terminalState(of: wallet.client.resumeDeferred(id)) else { Issue.record("not pending"); return }
+        #expect(try await terminalState(of: wallet.client.resumeDeferred(id)) == .completed(IssuanceResult(issued: [id])))
+        #expect(try await wallet.storage.store.credential(id: id)?.instances.count == 1)
     }
 
     @Test("reissue via the refresh token tops up spent oneTime instances, keeping the unused ones; DPoP-bound refresh works")

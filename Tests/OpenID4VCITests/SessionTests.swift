@@ -33,7 +33,8 @@ struct SessionTests {
         let terminal = try await terminalState(of: session)
         guard case .completed(let result) = terminal else { Issue.record("ended \(terminal)"); return }
         #expect(result.issued.count == 1)
-        let stored = try #require(try await wallet.storage.store.credential(id: result.issued[0]))
+        let id = try #require(result.issued.first)
+        let stored = try #require(try await wallet.storage.store.credential(id: id))
         #expect(stored.format == .sdJwtVc)
         #expect(stored.type == TestIssuer.vct)
         #expect(stored.issuer == IssuerInfo(identifier: issuer.base, display: [DisplayMetadata(name: "Test Issuer", locale: "en")]))
@@ -41,7 +42,9 @@ struct SessionTests {
         #expect(stored.instances.count == 1)
         let keys = try await wallet.keyAliases()
         #expect(keys == stored.instances.map(\.keyAlias))
-        #expect(try Self.boundKey(stored.instances[0], format: .sdJwtVc) == (try await wallet.storage.secureArea.publicKey(alias: keys[0])))
+        let instance = try #require(stored.instances.first)
+        let key = try #require(keys.first)
+        #expect(try Self.boundKey(instance, format: .sdJwtVc) == (try await wallet.storage.secureArea.publicKey(alias: key)))
         // The token request carried the code; the proof had the issuer's c_nonce and no iss (anonymous access).
         let tokenForm = formPairs(try #require(issuer.requests(to: "/token").first?.body))
         #expect(tokenForm.contains { $0 == ("tx_code", "493536") })
@@ -105,7 +108,7 @@ struct SessionTests {
         #expect(par.contains { $0 == ("redirect_uri", "eudi-wallet://authorize") })
         // Two token requests (the first answered use_dpop_nonce), both with DPoP; the second with the nonce.
         let tokens = issuer.requests(to: "/token")
-        #expect(tokens.count == 2)
+        try #require(tokens.count == 2)
         let retried = try JWT(compact: try #require(tokens[1].headers["DPoP"]))
         #expect(retried.claims["nonce"]?.stringValue == "dpop-nonce-1")
         let credentials = issuer.requests(to: "/credential")

@@ -93,6 +93,10 @@ func oauthError(_ status: Int, _ code: String, headers: HTTPHeaders = [:]) -> HT
 /// tests: written here from the spec for the client's unit and session tests (the
 /// reference issuer in ReferenceParties is the independent counterpart of the
 /// end-to-end tests). It answers in-process as an `HTTPClient`.
+///
+/// It mints on `clock`: a test that gives the wallet a `ManualClock` gives the issuer the
+/// same one, or a slow run (a loaded machine, a sanitizer) lets the wall clock run ahead
+/// of the wallet's frozen one until an `iat` lies beyond the verifier's skew.
 final class TestIssuer: HTTPClient, @unchecked Sendable {
     struct Options {
         var format: CredentialFormat = .sdJwtVc
@@ -152,6 +156,8 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
     let base: String
     var options: Options
     let pki: TestPKI
+    /// The issuer's time: credentials' `iat`/`exp` and mdoc validity, key attestation checks.
+    let clock: any WalletClock
     private let lock = NSLock()
     private(set) var log: [HTTPRequest] = []
     private(set) var notifications: [JSONObject] = []
@@ -168,10 +174,11 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
     private var transactions: [String: (proofKeys: [PublicKey], polls: Int)] = [:]
     private var counter = 0
 
-    init(base: String = "https://issuer.example", options: Options = Options()) throws {
+    init(base: String = "https://issuer.example", options: Options = Options(), clock: any WalletClock = SystemClock()) throws {
         self.base = base
         self.options = options
-        self.pki = try TestPKI(name: "Test issuer", issuer: base)
+        self.clock = clock
+        self.pki = try TestPKI(name: "Test issuer", issuer: base, now: clock.now)
     }
 
     var configurationId: String { options.configurationName ?? (options.format == .msoMdoc ? "mdl" : "identity") }
@@ -459,7 +466,7 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
             let nonce = jwt.claims.nonce
             if let anchor = options.keyAttestationAnchor {
                 guard let attestation = jwt.header["key_attestation"]?.stringValue,
-                      let verified = try? KeyAttestationVerifier(trustAnchors: [anchor]).verify(attestation, expectedNonce: nonce, at: Date()),
+                      let verified = try? KeyAttestationVerifier(trustAnchors: [anchor]).verify(attestation, expectedNonce: nonce, at: clock.now),
                       verified.attestedKeys.contains(jwk) else { return oauthError(400, "invalid_proof") }
             }
             keys.append(key)
@@ -506,7 +513,7 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
     }
 
     func mint(for holder: PublicKey) async -> String {
-        let now = Date()
+        let now = clock.now
         switch options.format {
         case .sdJwtVc:
             let signer = SoftwareSigner(options.rogueSigner ?? pki.leafKey)

@@ -120,7 +120,7 @@ struct RemotePresentationTests {
         let token = try Self.vpToken(post)
         let presentations = try #require(token["pid"]?.stringArrayValue)
         #expect(presentations.count == 1)
-        let verified = try Self.verifySdJwt(presentations[0], wallet: wallet, audience: reader.sanDnsClientId)
+        let verified = try Self.verifySdJwt(try #require(presentations.first), wallet: wallet, audience: reader.sanDnsClientId)
         #expect(verified.claims["family_name"] == "Doe" && verified.claims["given_name"] == "John")
         #expect(verified.claims["birthdate"] == nil && verified.claims["address"] == nil)
         #expect(verified.sdJWT.disclosures.count == 2)

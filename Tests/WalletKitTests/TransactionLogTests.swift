@@ -108,7 +108,7 @@ struct TransactionLogTests {
         let failed = await terminalState(of: wallet.presentation.start(untrusted.authorizationRequestURI))
         guard case .failed(.verifierNotTrusted) = failed else { Issue.record("\(failed)"); return }
         let entries = try await wallet.transactionLog.entries(TransactionFilter(kind: .remotePresentation))
-        #expect(entries.count == 2)
+        try #require(entries.count == 2)
         #expect(entries.map(\.outcome) == [.failed(reason: "verifierNotTrusted"), .declined])
         #expect(entries.allSatisfy { $0.credentials.isEmpty })
         #expect(entries[0].counterparty.trusted == false)

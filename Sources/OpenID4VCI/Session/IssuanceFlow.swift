@@ -902,6 +902,12 @@ struct IssuanceFlow: Sendable {
     }
 
     private mutating func verifyReceived(now: Date) throws(IssuanceError) -> [Effect] {
+        // §8.3: `credentials` holds one or more. `CredentialResponse` refuses an empty array;
+        // this is the one place issued outcomes are made, so an empty one can never be stored
+        // as issued, whatever path led here.
+        guard !targets[current].received.isEmpty else {
+            throw .credentialRequestFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("credentials")))
+        }
         let verifier = IssuedCredentialVerifier(trustAnchors: settings.trustAnchors, expectedType: credentialType, now: now)
         var unusedKeys = targets[current].keys
         var instances: [CredentialInstance] = []
