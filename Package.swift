@@ -92,6 +92,7 @@ let package = Package(
                                                                   "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
         .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "WalletInspectTests", dependencies: ["WalletInspect", "CBOR"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "WalletKit", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "ReferenceParties", "OpenID4VCI", "OpenID4VP", "WalletStorage",
                                                         "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletKitTests", dependencies: ["WalletKit", "OpenID4VCI", "OpenID4VP", "MdocProximity", "ReferenceParties",

@@ -43,6 +43,11 @@ let package = Package(
                           path: "Targets/FuzzFormURLEncoding"),
         .executableTarget(name: "FuzzProximityCodecs", dependencies: [.product(name: "MdocProximity", package: "WalletSDK")],
                           path: "Targets/FuzzProximityCodecs"),
+        .executableTarget(name: "FuzzOpenID4VP", dependencies: [.product(name: "OpenID4VP", package: "WalletSDK"),
+                                                                .product(name: "WalletEncoding", package: "WalletSDK")],
+                          path: "Targets/FuzzOpenID4VP"),
+        .executableTarget(name: "FuzzX509", dependencies: [.product(name: "WalletCrypto", package: "WalletSDK")],
+                          path: "Targets/FuzzX509"),
     ],
     swiftLanguageModes: [.v6]
 )

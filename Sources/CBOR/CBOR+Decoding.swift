@@ -52,6 +52,21 @@ extension CBOR {
         return item
     }
 
+    /// Decodes exactly one data item spanning `bytes`, keeping the exact bytes received, as
+    /// ``decodeItem(_:options:)`` does, and adds what the decoding cost to `work` (also
+    /// when it fails): the input bytes examined, and the bytes allocated for the node
+    /// table, copied string content and container storage. For callers that bound their
+    /// total work, such as `wallet inspect` (issue 12).
+    public static func decodeItem(_ bytes: [UInt8], options: CBORDecodingOptions = .default,
+                                  work: inout CBORWork) throws(CBORError) -> CBORItem {
+        guard bytes.count <= options.maxInputSize else { throw .inputTooLarge(size: bytes.count) }
+        let item = try CBORItem.parse(bytes, start: 0, end: bytes.count, options: options, work: &work)
+        guard item.byteRange.upperBound == bytes.count else {
+            throw .trailingBytes(offset: item.byteRange.upperBound)
+        }
+        return item
+    }
+
     /// Decodes exactly one data item spanning `data`, keeping the exact bytes received.
     public static func decodeItem(_ data: Data, options: CBORDecodingOptions = .default) throws(CBORError) -> CBORItem {
         try decodeItem([UInt8](data), options: options)

@@ -42,6 +42,19 @@ public struct CBORWork: Sendable, Hashable {
 
     /// Bytes read plus bytes allocated.
     public var total: Int { bytesRead + bytesAllocated }
+
+    /// Adds the counts of `other` to these.
+    public mutating func add(_ other: CBORWork) {
+        bytesRead += other.bytesRead
+        bytesAllocated += other.bytesAllocated
+    }
+
+    /// Adds what a parse cost: the bytes it examined; its node table, string copies and
+    /// container storage.
+    mutating func add(parsing parser: CBORParser) {
+        bytesRead += parser.bytesRead
+        bytesAllocated += parser.bytesCopied + parser.bytesStructure + parser.nodes.capacity * MemoryLayout<CBORNode>.stride
+    }
 }
 
 /// A diagnostic rendering and what it cost.
@@ -68,6 +81,35 @@ extension CBOR {
         var printer = DiagnosticPrinter(options: options)
         printer.printValue(self, depth: 0)
         return try printer.rendering()
+    }
+}
+
+extension CBOR {
+    /// Renders the one data item that spans `bytes` as ``CBORItem/renderDiagnostic(options:)``
+    /// does, without building its values: the item is decoded in place (its strings are
+    /// never copied), with `options.embeddedDecodingOptions`. What decoding and rendering
+    /// cost is added to `work`, also when either fails, and bounded by `options.maxWork`
+    /// (counted from zero, whatever `work` held before).
+    /// - Throws: the decoder's error when `bytes` are not exactly one well-formed item;
+    ///   `workLimitExceeded` when decoding and rendering would exceed `options.maxWork`.
+    public static func renderDiagnostic(encoded bytes: [UInt8], options: CBORDiagnosticOptions = .init(),
+                                        work: inout CBORWork) throws(CBORError) -> String {
+        let decoding = options.embeddedDecodingOptions
+        guard bytes.count <= decoding.maxInputSize else { throw .inputTooLarge(size: bytes.count) }
+        var cost = CBORWork()
+        let item: CBORItem
+        do {
+            item = try CBORItem.parseNodes(bytes, start: 0, end: bytes.count, options: decoding, work: &cost)
+        } catch {
+            work.add(cost)
+            throw error
+        }
+        var printer = DiagnosticPrinter(options: options)
+        printer.charge(cost)
+        defer { work.add(printer.work) }
+        guard item.byteRange.upperBound == bytes.count else { throw .trailingBytes(offset: item.byteRange.upperBound) }
+        printer.printNode(item.storage, item.index, depth: 0)
+        return try printer.rendering().text
     }
 }
 
@@ -126,6 +168,11 @@ struct DiagnosticPrinter {
     private mutating func emit(_ text: String) {
         guard !exhausted, spend(allocated: text.utf8.count) else { return }
         output.append(contentsOf: text.utf8)
+    }
+
+    /// Counts work done before printing (decoding the item printed).
+    mutating func charge(_ cost: CBORWork) {
+        _ = spend(read: cost.bytesRead, allocated: cost.bytesAllocated)
     }
 
     /// Counts work; false (and nothing more to do) once the limit is passed.

@@ -21,7 +21,16 @@ public struct CBORItem: Sendable {
     private var node: CBORNode { storage.nodes[index] }
 
     static func parse(_ bytes: [UInt8], start: Int, end: Int, options: CBORDecodingOptions) throws(CBORError) -> CBORItem {
+        var work = CBORWork()
+        return try parse(bytes, start: start, end: end, options: options, work: &work)
+    }
+
+    /// Parses one item with its values, and adds what the parse cost to `work` (also
+    /// when it fails).
+    static func parse(_ bytes: [UInt8], start: Int, end: Int, options: CBORDecodingOptions,
+                      work: inout CBORWork) throws(CBORError) -> CBORItem {
         var parser = CBORParser(bytes: bytes, start: start, end: end, options: options, recordNodes: true)
+        defer { work.add(parsing: parser) }
         _ = try parser.parseItem(depth: 0)
         return CBORItem(storage: Storage(bytes: bytes, nodes: parser.nodes), index: 0)
     }
@@ -33,10 +42,7 @@ public struct CBORItem: Sendable {
                            work: inout CBORWork) throws(CBORError) -> CBORItem {
         var parser = CBORParser(bytes: bytes, start: start, end: end, options: options, recordNodes: true,
                                 materializeValues: false)
-        defer {
-            work.bytesRead += parser.bytesRead
-            work.bytesAllocated += parser.bytesCopied + parser.nodes.capacity * MemoryLayout<CBORNode>.stride
-        }
+        defer { work.add(parsing: parser) }
         _ = try parser.parseItem(depth: 0)
         return CBORItem(storage: Storage(bytes: bytes, nodes: parser.nodes), index: 0)
     }

@@ -40,6 +40,9 @@ struct CBORParser {
     private(set) var bytesRead = 0
     /// Bytes copied out of the input into decoded strings.
     private(set) var bytesCopied = 0
+    /// Bytes of storage made for decoded containers: array elements, map entries, and the
+    /// set that finds duplicate keys (an estimate from the element sizes, for work limits).
+    private(set) var bytesStructure = 0
     /// Above 0 while a map key is parsed (with duplicate keys rejected): then every item
     /// leaves its structural digest in `digest`, computed bottom-up from its children's,
     /// so that comparing keys costs O(1) however deeply keys nest inside keys.
@@ -330,7 +333,10 @@ struct CBORParser {
             while try !consumeBreak() {
                 let element = try parseItem(depth: depth + 1)
                 if keyDepth > 0 { content.add(digest) }
-                if materialize { elements.append(element) }
+                if materialize {
+                    elements.append(element)
+                    bytesStructure += MemoryLayout<CBOR>.stride
+                }
             }
             return materialize ? .array(elements) : .null
         }
@@ -343,7 +349,10 @@ struct CBORParser {
         for _ in 0..<declared {
             let element = try parseItem(depth: depth + 1)
             if keyDepth > 0 { content.add(digest) }
-            if materialize { elements.append(element) }
+            if materialize {
+                elements.append(element)
+                bytesStructure += MemoryLayout<CBOR>.stride
+            }
         }
         return materialize ? .array(elements) : .null
     }
@@ -392,6 +401,8 @@ struct CBORParser {
                 guard seen.insert(DigestedKey(digest: digest, key: key)).inserted else {
                     throw .duplicateMapKey(offset: keyStart)
                 }
+                // A hash table keeps some slack: count each key's slot twice.
+                bytesStructure += 2 * MemoryLayout<DigestedKey>.stride
             }
             let keyDigest = digest
             materialize = materializeValues
@@ -408,7 +419,10 @@ struct CBORParser {
                 content.add(keyDigest)
                 content.add(digest)
             }
-            if materialize { entries.append(CBORMap.Entry(key: key, value: value)) }
+            if materialize {
+                entries.append(CBORMap.Entry(key: key, value: value))
+                bytesStructure += MemoryLayout<CBORMap.Entry>.stride
+            }
             parsed += 1
         }
         return CBORMap(entries)

@@ -33,7 +33,7 @@ extension COSEMessage {
     /// `issuerAuth`), keeping the item's exact bytes as `encodedBytes`.
     public init(item: CBORItem, understoodCriticalLabels: Set<COSEHeaderLabel> = []) throws(COSEError) {
         try self.init(parts: try COSEMessageParts(value: item.value, tag: Self.tag, understoodCriticalLabels: understoodCriticalLabels,
-                                                  encodedBytes: Array(item.encodedBytes)))
+                                                  encodedBytes: item.encodedBytes))
     }
 
     /// Parses a message from a decoded value. The protected header and payload byte
@@ -83,9 +83,10 @@ public struct COSEMessageParts: Hashable, Sendable {
     let tag: UInt64
 
     /// Parses a message of the type tagged `tag` from a decoded value; its bytes are
-    /// `encodedBytes`, or the value's encoding.
+    /// `encodedBytes`, or the value's encoding. They are copied only once every check has
+    /// passed, so refusing a large structure costs no copy of it.
     init(value: CBOR, tag expectedTag: UInt64, understoodCriticalLabels: Set<COSEHeaderLabel>,
-         encodedBytes: [UInt8]? = nil) throws(COSEError) {
+         encodedBytes: ArraySlice<UInt8>? = nil) throws(COSEError) {
         let what = expectedTag == 18 ? "COSE_Sign1" : "COSE_Mac0"
         var content = value
         var tagged = false
@@ -113,7 +114,7 @@ public struct COSEMessageParts: Hashable, Sendable {
         self.trailer = trailer
         isTagged = tagged
         tag = expectedTag
-        self.encodedBytes = encodedBytes ?? value.encoded()
+        self.encodedBytes = encodedBytes.map { Array($0) } ?? value.encoded()
     }
 
     /// A message being built: encoded from its parts, with `tag` when `tagged`.

@@ -4,6 +4,15 @@ import WalletEncoding
 
 /// The human-readable summary `wallet inspect` prints for an X.509 certificate.
 enum CertificateSummary {
+    /// The summary as one text, charged to `budget` (its parts are bounded by the DER,
+    /// which was charged when it was parsed).
+    static func text(for certificate: X509Certificate, indent: String = "",
+                     budget: inout InspectionBudget) throws(InspectionError) -> String {
+        let text = lines(for: certificate, indent: indent).joined(separator: "\n")
+        try budget.output(text)
+        return text
+    }
+
     static func lines(for certificate: X509Certificate, indent: String = "") -> [String] {
         let formatter = ISO8601DateFormatter()
         var lines = [

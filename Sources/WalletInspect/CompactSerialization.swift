@@ -16,16 +16,14 @@ struct CompactSerialization {
     init?(_ text: String) {
         let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~")
         guard text.unicodeScalars.allSatisfy({ allowed.contains($0) }), text.contains(".") else { return nil }
-        if text.contains("~") {
-            let segments = text.split(separator: "~", omittingEmptySubsequences: false)
-            guard let issuerJWT = segments.first else { return nil }
-            parts = issuerJWT.split(separator: ".", omittingEmptySubsequences: false)
+        if let first = text.firstIndex(of: "~"), let last = text.lastIndex(of: "~") {
+            parts = text[..<first].split(separator: ".", omittingEmptySubsequences: false)
             guard parts.count == 3 else { return nil }
-            let rest = segments.dropFirst()
-            let last = rest.last ?? ""
-            keyBinding = last.isEmpty ? nil : last
-            // The last segment is the KB-JWT, or empty when there is none.
-            disclosures = Array(rest.dropLast().filter { !$0.isEmpty })
+            // The last segment is the KB-JWT, or empty when there is none; empty segments
+            // between are skipped without being listed.
+            let tail = text[text.index(after: last)...]
+            keyBinding = tail.isEmpty ? nil : tail
+            disclosures = first == last ? [] : text[text.index(after: first)..<last].split(separator: "~")
             kind = .sdJWT
         } else {
             parts = text.split(separator: ".", omittingEmptySubsequences: false)
@@ -36,57 +34,97 @@ struct CompactSerialization {
             case 5: kind = .jwe
             default: return nil
             }
-            // The header must at least be base64url JSON, or this is not JOSE.
-            guard Self.json(parts[0]) != nil else { return nil }
         }
     }
 
-    func render(diagnostic: CBORDiagnosticOptions) -> String {
+    /// Whether this is JOSE: a JWS or JWE header must at least be base64url JSON.
+    func isJOSE(budget: inout InspectionBudget) throws(InspectionError) -> Bool {
+        if kind == .sdJWT { return true }
+        return try Self.json(parts[0], budget: &budget) != nil
+    }
+
+    /// How many parts were split out (for the inspection's budget).
+    var partCount: Int { parts.count + disclosures.count + 1 }
+
+    /// The parts, one per line, every step charged to `budget`.
+    func render(diagnostic: CBORDiagnosticOptions, budget: inout InspectionBudget) throws(InspectionError) -> String {
         var lines: [String] = []
         switch kind {
         case .jws:
             lines.append("JWS (compact)")
-            lines += jwsLines(parts, diagnostic: diagnostic)
+            lines += try jwsLines(parts, diagnostic: diagnostic, budget: &budget)
         case .jwe:
             lines.append("JWE (compact)")
-            lines.append("header: \(Self.json(parts[0]) ?? "(not JSON)")")
+            lines.append("header: \(try Self.json(parts[0], budget: &budget) ?? "(not JSON)")")
             let names = ["encrypted key", "initialization vector", "ciphertext", "authentication tag"]
             for (name, part) in zip(names, parts.dropFirst()) {
-                lines.append("\(name): \(Base64URL.decode(part)?.count ?? 0) bytes")
+                lines.append("\(name): \(try Self.decode(part, budget: &budget)?.count ?? 0) bytes")
             }
         case .sdJWT:
             lines.append("SD-JWT with \(disclosures.count) disclosure(s)\(keyBinding == nil ? "" : " and a key-binding JWT")")
             lines.append("issuer-signed JWT:")
-            lines += jwsLines(parts, diagnostic: diagnostic).map { "  " + $0 }
+            lines += try jwsLines(parts, diagnostic: diagnostic, budget: &budget).map { "  " + $0 }
             for (index, disclosure) in disclosures.enumerated() {
-                lines.append("disclosure \(index + 1): \(Self.json(disclosure, pretty: false) ?? "(not base64url JSON)")")
+                let json = try Self.json(disclosure, pretty: false, budget: &budget)
+                lines.append("disclosure \(index + 1): \(json ?? "(not base64url JSON)")")
             }
             if let keyBinding {
                 let kbParts = keyBinding.split(separator: ".", omittingEmptySubsequences: false)
+                try budget.spend(allocated: kbParts.count * MemoryLayout<Substring>.stride)
                 lines.append("key-binding JWT:")
-                lines += (kbParts.count == 3 ? jwsLines(kbParts, diagnostic: diagnostic) : ["(malformed)"]).map { "  " + $0 }
+                var kbLines = ["(malformed)"]
+                if kbParts.count == 3 { kbLines = try jwsLines(kbParts, diagnostic: diagnostic, budget: &budget) }
+                lines += kbLines.map { "  " + $0 }
             }
         }
-        return lines.joined(separator: "\n")
+        for line in lines { try budget.output(line) }
+        let text = lines.joined(separator: "\n")
+        try budget.output(text)
+        return text
     }
 
-    private func jwsLines(_ parts: [Substring], diagnostic: CBORDiagnosticOptions) -> [String] {
-        var lines = ["header: \(Self.json(parts[0]) ?? "(not base64url JSON)")"]
-        if let payload = Self.json(parts[1]) {
+    private func jwsLines(_ parts: [Substring], diagnostic: CBORDiagnosticOptions,
+                          budget: inout InspectionBudget) throws(InspectionError) -> [String] {
+        var lines = ["header: \(try Self.json(parts[0], budget: &budget) ?? "(not base64url JSON)")"]
+        let payloadBytes = try Self.decode(parts[1], budget: &budget)
+        if let payloadBytes, let payload = try Self.json(payloadBytes, budget: &budget) {
             lines.append("payload: \(payload)")
-        } else if let bytes = Base64URL.decode(parts[1]), let item = try? CBOR.decodeItem(bytes) {
-            lines.append("payload (CBOR): \(item.diagnostic(options: diagnostic))")
+        } else if let payloadBytes, let text = try budget.render(encoded: payloadBytes, options: diagnostic) {
+            lines.append("payload (CBOR): \(text)")
         } else {
-            lines.append("payload: \(Base64URL.decode(parts[1])?.count ?? 0) bytes")
+            lines.append("payload: \(payloadBytes?.count ?? 0) bytes")
         }
-        lines.append("signature: \(Base64URL.decode(parts[2])?.count ?? 0) bytes")
+        lines.append("signature: \(try Self.decode(parts[2], budget: &budget)?.count ?? 0) bytes")
         return lines
     }
 
-    /// The base64url-encoded JSON in `part`, pretty-printed with sorted keys and
-    /// terminal-safe escaping.
-    static func json(_ part: Substring, pretty: Bool = true) -> String? {
-        guard let bytes = Base64URL.decode(part), let value = try? JSONValue.parse(bytes), !value.isNull else { return nil }
-        return JSONWriter(sortingMembers: true, escaping: .printable, indent: pretty ? "  " : nil).string(value)
+    /// The bytes of a base64url part, the decoding charged.
+    private static func decode(_ part: Substring, budget: inout InspectionBudget) throws(InspectionError) -> [UInt8]? {
+        try budget.spend(read: part.utf8.count, allocated: part.utf8.count)
+        return Base64URL.decode(part)
+    }
+
+    /// The base64url-encoded JSON in `part`, pretty-printed, every step charged to `budget`.
+    private static func json(_ part: Substring, pretty: Bool = true,
+                             budget: inout InspectionBudget) throws(InspectionError) -> String? {
+        guard let bytes = try decode(part, budget: &budget) else { return nil }
+        return try json(bytes, pretty: pretty, budget: &budget)
+    }
+
+    private static func json(_ bytes: [UInt8], pretty: Bool = true,
+                             budget: inout InspectionBudget) throws(InspectionError) -> String? {
+        // The parser copies its input, then builds the value tree.
+        try budget.require((1 + InspectionBudget.jsonAllocationPerByte) * bytes.count)
+        try budget.spend(read: bytes.count, allocated: (1 + InspectionBudget.jsonAllocationPerByte) * bytes.count)
+        guard let value = try? JSONValue.parse(bytes), !value.isNull else { return nil }
+        let text = writer(pretty: pretty).string(value)
+        try budget.spend(read: bytes.count, allocated: text.utf8.count)
+        return text
+    }
+
+    /// Pretty-printing with members in the order received (sorting would make printing
+    /// superlinear) and terminal-safe escaping.
+    private static func writer(pretty: Bool) -> JSONWriter {
+        JSONWriter(sortingMembers: false, escaping: .printable, indent: pretty ? "  " : nil)
     }
 }

@@ -17,6 +17,12 @@ import FoundationNetworking
 /// fresh connection, and for a POST that retry goes out without its body and waits for
 /// the timeout. Only the short race of a server closing an idle connection as it is
 /// reused exposes this; `LoopbackHTTPServer` closes its connections after every answer.
+///
+/// The request's timeout bounds the whole exchange and is enforced here, not left to
+/// `URLRequest.timeoutInterval`: that is an idle timeout on Apple platforms, and
+/// FoundationNetworking truncates it to whole seconds (`Int(timeoutInterval) * 1000`
+/// milliseconds), so a 500 ms timeout there fired at once. Foundation's own timer is set
+/// past the deadline, as a backstop.
 public final class URLSessionHTTPClient: HTTPClient {
     private let session: URLSession
     private let maxResponseBytes: Int
@@ -50,16 +56,22 @@ public final class URLSessionHTTPClient: HTTPClient {
         }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method.rawValue
-        urlRequest.timeoutInterval = max(0.001, request.timeout.timeInterval)
+        urlRequest.timeoutInterval = Self.backstopInterval(for: request.timeout)
         for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
         if let body = request.body { urlRequest.httpBody = Data(body) }
 
         let box = TaskBox()
+        // The deadline: when it passes first, the task is cancelled and the exchange is timedOut.
+        let deadline = Task { [box, timeout = request.timeout] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            box.expire()
+        }
+        defer { deadline.cancel() }
         let outcome: Result<(Data, URLResponse), HTTPError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let task = session.dataTask(with: urlRequest) { data, response, error in
                     if let error {
-                        continuation.resume(returning: .failure(Self.map(error)))
+                        continuation.resume(returning: .failure(box.hasExpired ? .timedOut : Self.map(error)))
                     } else if let response {
                         continuation.resume(returning: .success((data ?? Data(), response)))
                     } else {
@@ -80,6 +92,14 @@ public final class URLSessionHTTPClient: HTTPClient {
             headers.add(name: String(describing: name), value: String(describing: value))
         }
         return HTTPResponse(status: http.statusCode, headers: headers, body: [UInt8](data))
+    }
+
+    /// Foundation's own timeout: whole seconds past the deadline (never below one second,
+    /// which FoundationNetworking would truncate to none), so that the deadline decides.
+    static func backstopInterval(for timeout: Duration) -> TimeInterval {
+        let seconds = timeout.timeInterval
+        guard seconds.isFinite, seconds < 86_400 * 365 else { return 86_400 * 365 }
+        return max(1, seconds.rounded(.up)) + 1
     }
 
     /// Maps a URL loading error to a typed value by its `URLError` code: the
@@ -106,12 +126,13 @@ public final class URLSessionHTTPClient: HTTPClient {
     }
 }
 
-/// Holds the one task of a request so that cancelling the Swift task cancels it
-/// (and only it), even when cancellation arrives before the task exists.
+/// Holds the one task of a request so that cancelling the Swift task, or the deadline
+/// passing, cancels it (and only it), even when that happens before the task exists.
 private final class TaskBox: @unchecked Sendable {
     private let lock = NSLock()
     private var task: URLSessionTask?
     private var cancelled = false
+    private var expired = false
 
     func set(_ task: URLSessionTask) {
         lock.lock(); defer { lock.unlock() }
@@ -123,6 +144,20 @@ private final class TaskBox: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         cancelled = true
         task?.cancel()
+    }
+
+    /// The deadline passed: the task is cancelled, and its failure reads as a timeout.
+    func expire() {
+        lock.lock(); defer { lock.unlock() }
+        expired = true
+        cancelled = true
+        task?.cancel()
+    }
+
+    /// Whether the deadline passed before the exchange ended.
+    var hasExpired: Bool {
+        lock.lock(); defer { lock.unlock() }
+        return expired
     }
 }
 

@@ -19,17 +19,17 @@ enum InspectCommand {
         guard inputs.count == 1 else { throw .usage("inspect takes exactly one input") }
         let source = try InputSource.read(inputs[0])
         let bytes = source.binary
-        // Work linear in the input: at most 32 bytes read or allocated per input byte (16 MiB
-        // for small inputs), beyond which printing stops with a typed error (issue 12).
-        let options = CBORDiagnosticOptions(expandEmbeddedCBOR: expand, pretty: !compact,
-                                            maxWork: max(16 << 20, 32 * bytes.count))
+        // Work linear in the input: Inspection holds the whole inspection (decoding, rendering,
+        // summaries) to `Inspection.workLimit(forInputSize:)`, beyond which it stops with a
+        // typed error (issue 12).
+        let options = CBORDiagnosticOptions(expandEmbeddedCBOR: expand, pretty: !compact, maxWork: .max)
         do {
             return try Inspection.render(text: source.text, bytes: bytes, options: options)
         } catch {
             switch error {
             case .notRecognized: throw .rejected("\(source.origin) is not CBOR, a JWT/JWE, PEM or an X.509 certificate", error)
             case .unreadablePEM: throw .rejected("unreadable PEM", error)
-            case .renderingFailed: throw .rejected("\(source.origin) cannot be shown", error)
+            case .workLimitExceeded: throw .rejected("\(source.origin) cannot be shown within its work limit", error)
             }
         }
     }

@@ -106,6 +106,13 @@ struct SessionFailureTests {
         guard case .failed(.credentialRequestFailed(nil, .invalidCredential(.mdoc(.msoExpired)))) = expired else {
             Issue.record("ended \(expired)"); return
         }
+        // A validly signed credential of a vct / docType other than the configuration's.
+        for (format, expected, other) in [(CredentialFormat.sdJwtVc, TestIssuer.vct, "https://credentials.example/other"),
+                                          (.msoMdoc, TestIssuer.docType, "org.example.other")] {
+            let issuer = try TestIssuer(options: .init(format: format, batchSize: 2, issuedType: other))
+            #expect(try await run(issuer).0 == .failed(.credentialRequestFailed(
+                oauthError: nil, reason: .invalidCredential(.typeMismatch(expected: expected, actual: other)))), "\(format)")
+        }
     }
 
     @Test("http is refused unless allowed, and then only to loopback hosts")

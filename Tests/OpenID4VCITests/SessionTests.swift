@@ -177,6 +177,15 @@ struct SessionTests {
         #expect(refused == .failed(.invalidOffer(.authorizationServerMetadata(.missingEndpoint("pushed_authorization_request_endpoint")))))
     }
 
+    @Test("an authorization server that does not offer PKCE with S256 is refused before any authorization request")
+    func pkceRequired() async throws {
+        let issuer = try TestIssuer(options: .init(codeChallengeMethods: ["plain"]))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        let terminal = try await terminalState(of: wallet.client.start(.fromIssuer(issuer.base, configurationId: "identity")))
+        #expect(terminal == .failed(.authorizationFailed(oauthError: nil, reason: .pkceUnsupported)))
+        #expect(issuer.requests(to: "/par").isEmpty && issuer.requests(to: "/token").isEmpty)
+    }
+
     @Test("credential identifiers from the token response are requested instead of the configuration id, one credential each")
     func credentialIdentifiers() async throws {
         let issuer = try TestIssuer(options: .init(credentialIdentifiers: ["CivilEngineeringDegree-2023", "ElectricalEngineeringDegree-2023"]))

@@ -131,6 +131,10 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         var delayAtCredential: Duration?
         /// The configuration id (default `identity`, or `mdl` for mdoc).
         var configurationName: String?
+        /// Issue credentials of this `vct` / `docType` instead of the configuration's.
+        var issuedType: String?
+        /// The authorization server's `code_challenge_methods_supported`.
+        var codeChallengeMethods = ["S256"]
     }
 
     enum Deferral: Equatable { case none, accepted, legacy }
@@ -313,7 +317,8 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
     func serverMetadata() -> JSONObject {
         var metadata: JSONObject = [
             "issuer": .string(base), "authorization_endpoint": .string(base + "/authorize"),
-            "token_endpoint": .string(base + "/token"), "code_challenge_methods_supported": ["S256"],
+            "token_endpoint": .string(base + "/token"),
+            "code_challenge_methods_supported": .array(options.codeChallengeMethods.map(JSONValue.string)),
             "authorization_response_iss_parameter_supported": .bool(options.issParameter),
             "require_pushed_authorization_requests": .bool(options.requirePAR),
         ]
@@ -519,14 +524,14 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
             let signer = SoftwareSigner(options.rogueSigner ?? pki.leafKey)
             let issuer = SDJWTIssuer(signer: signer, keyID: options.x5c ? nil : "issuer-key",
                                      certificateChain: options.x5c ? [pki.leaf] : nil)
-            let claims: JSONObject = ["iss": .string(base), "vct": .string(Self.vct), "iat": .integer(Int64(now.timeIntervalSince1970)),
+            let claims: JSONObject = ["iss": .string(base), "vct": .string(options.issuedType ?? Self.vct), "iat": .integer(Int64(now.timeIntervalSince1970)),
                                       "exp": .integer(Int64(now.timeIntervalSince1970) + 86_400 * 30),
                                       "given_name": "Erika", "family_name": "Mustermann"]
             let plan = DisclosurePlan.object(["given_name": .disclosable, "family_name": .disclosable])
             return try! await issuer.issue(claims: claims, plan: plan, holderKey: JWK(publicKey: holder)).serialization
         case .msoMdoc:
             let signed = try! await MdocIssuer(signer: pki.signer, certificateChain: [pki.leaf]).issue(
-                docType: Self.docType, nameSpaces: [NameSpaced("org.iso.18013.5.1", [DataElement("family_name", "Mustermann"), DataElement("age_over_18", true)])],
+                docType: options.issuedType ?? Self.docType, nameSpaces: [NameSpaced("org.iso.18013.5.1", [DataElement("family_name", "Mustermann"), DataElement("age_over_18", true)])],
                 deviceKey: COSEKey(publicKey: holder),
                 validity: ValidityInfo(signed: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(86_400 * 30)))
             return Base64URL.encode(signed.encodedBytes)

@@ -316,6 +316,32 @@ struct DcqlTests {
         #expect(throws: expected) { try DcqlQuery(json: text) }
     }
 
+    @Test("DCQL limits: over 64 credential queries, 256 claims, or 64 credential sets, claim sets or options is tooMany")
+    func limits() throws {
+        func credential(_ id: String, claims: Int = 1, claimSets: Int? = nil) -> String {
+            let claimList = (0..<claims).map { #"{"id": "c\#($0)", "path": ["c\#($0)"]}"# }.joined(separator: ",")
+            let sets = claimSets.map { count in #", "claim_sets": ["# + Array(repeating: #"["c0"]"#, count: count).joined(separator: ",") + "]" } ?? ""
+            return #"{"id": "\#(id)", "format": "dc+sd-jwt", "meta": {"vct_values": ["v"]}, "claims": [\#(claimList)]\#(sets)}"#
+        }
+        func query(_ credentials: [String], sets: String = "") -> String {
+            #"{"credentials": [\#(credentials.joined(separator: ","))]\#(sets)}"#
+        }
+        let atLimit = (0..<DcqlQuery.maximumCredentialQueries).map { credential("q\($0)") }
+        #expect(try DcqlQuery(json: query(atLimit)).credentials.count == 64)
+        #expect(throws: DcqlError.tooMany("credentials", limit: 64)) { try DcqlQuery(json: query(atLimit + [credential("q64")])) }
+        #expect(try DcqlQuery(json: query([credential("a", claims: 256)])).credentials[0].claims?.count == 256)
+        #expect(throws: DcqlError.tooMany("claims", limit: 256)) { try DcqlQuery(json: query([credential("a", claims: 257)])) }
+        #expect(throws: DcqlError.tooMany("claim_sets", limit: 64)) { try DcqlQuery(json: query([credential("a", claimSets: 65)])) }
+        let options = Array(repeating: #"["a"]"#, count: 65).joined(separator: ",")
+        #expect(throws: DcqlError.tooMany("options", limit: 64)) {
+            try DcqlQuery(json: query([credential("a")], sets: #", "credential_sets": [{"options": [\#(options)]}]"#))
+        }
+        let sets = Array(repeating: #"{"options": [["a"]]}"#, count: 65).joined(separator: ",")
+        #expect(throws: DcqlError.tooMany("credential_sets", limit: 64)) {
+            try DcqlQuery(json: query([credential("a")], sets: #", "credential_sets": [\#(sets)]"#))
+        }
+    }
+
     @Test("a member of the wrong type is refused as such")
     func wrongMemberType() throws {
         #expect(throws: DcqlError.self) { try DcqlQuery(json: #"{"credentials": [{"id": "a", "format": 1, "meta": {}}]}"#) }

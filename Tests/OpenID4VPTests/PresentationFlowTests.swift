@@ -1,6 +1,6 @@
 import Foundation
 import JOSE
-@testable import OpenID4VP
+@_spi(Fuzzing) @testable import OpenID4VP
 import SDJWT
 import Testing
 import WalletCrypto
@@ -61,6 +61,24 @@ struct PresentationFlowTests {
         // A terminal flow takes nothing more.
         #expect(flow.handle(.decline).isEmpty)
         #expect(flow.state.isTerminal)
+    }
+
+    @Test("the fuzzing probe drives the core to the end: a valid unsigned request resolves and is declined; bad ones fail typed")
+    func requestProbe() throws {
+        let payload = RemotePresentationTests.payload(clientId: "redirect_uri:" + RemotePresentationTests.responseUri,
+                                                      extra: ["iat": .integer(Int64(RequestProbe.now.timeIntervalSince1970)),
+                                                              "exp": .integer(Int64(RequestProbe.now.timeIntervalSince1970) + 300)])
+        let unsigned = Base64URL.encode(Array(#"{"alg":"none","typ":"oauth-authz-req+jwt"}"#.utf8)) + "."
+            + Base64URL.encode(JSONValue.object(payload).serializedBytes) + "."
+        #expect(RequestProbe.resolve(requestObject: unsigned) == .declined(redirectUri: nil))
+        #expect(RequestProbe.resolve(requestObject: "e30.e30.") == .failed(.invalidRequest(.requestObjectType(nil))))
+        #expect(RequestProbe.resolve(uri: "https://verifier.example/request") == .failed(.invalidRequest(.requestUriStatus(404))))
+        var data = payload
+        for name in ["client_id", "response_uri", "state"] { data.removeValue(forKey: name) }
+        data["response_mode"] = "dc_api"
+        let dcApi = JSONValue.object(["protocol": "openid4vp-v1-unsigned", "data": .object(data)]).serialized
+        #expect(RequestProbe.resolve(dcApiRequest: dcApi, origin: "https://verifier.example") == .declined(redirectUri: nil))
+        #expect(RequestProbe.resolve(dcApiRequest: "{}", origin: "https://verifier.example") == .failed(.invalidRequest(.malformedDcApiRequest)))
     }
 
     @Test("an effect's failure ends the flow with that error")

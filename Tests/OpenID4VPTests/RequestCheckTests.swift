@@ -204,6 +204,9 @@ struct RequestCheckTests {
         (["dcql_query": ["credentials": []]], .invalidDcqlQuery(.emptyArray("credentials"))),
         (["state": "a b"], .invalidState),
         (["transaction_data": ["%%%"]], .invalidTransactionData(.notBase64URLJSON(index: 0))),
+        // {"type":"t","credential_ids":["pid"],"transaction_data_hashes_alg":["md5"]}
+        (["transaction_data": ["eyJ0eXBlIjoidCIsImNyZWRlbnRpYWxfaWRzIjpbInBpZCJdLCJ0cmFuc2FjdGlvbl9kYXRhX2hhc2hlc19hbGciOlsibWQ1Il19"]],
+         .invalidTransactionData(.unsupportedHashAlgorithm(["md5"]))),
     ]
 
     @Test("other request rules", arguments: otherRuleCases)
@@ -232,6 +235,29 @@ struct RequestCheckTests {
                                      .invalidRequest(.unsupportedClientIdPrefix("pre-registered")))
         try await Self.expectRefused(try await Self.byValue(reader, clientId: "decentralized_identifier:did:example:123"),
                                      .invalidRequest(.unsupportedClientIdPrefix("decentralized_identifier")))
+    }
+
+    @Test("an encrypted request object, an unknown alg, a malformed client_id, request_uri_method alone, a redirect_uri client answering elsewhere: all refused")
+    func moreRequestRules() async throws {
+        let reader = try TestReader.make()
+        let id = reader.sanDnsClientId
+        try await Self.expectRefused(Remote.requestURI(clientId: id, request: "a.b.c.d.e"), .invalidRequest(.encryptedRequestObject))
+        // {"alg":"XS512","typ":"oauth-authz-req+jwt"}
+        let unknownAlgorithm = "eyJhbGciOiJYUzUxMiIsInR5cCI6Im9hdXRoLWF1dGh6LXJlcStqd3QifQ."
+            + Base64URL.encode(JSONValue.object(Remote.payload(clientId: id)).serializedBytes) + ".c2ln"
+        try await Self.expectRefused(Remote.requestURI(clientId: id, request: unknownAlgorithm),
+                                     .invalidRequest(.unsupportedSignatureAlgorithm("XS512")))
+        for malformed in ["x509_san_dns:not a host", "x509_hash:c2hvcnQ", "redirect_uri:not-a-url"] {
+            try await Self.expectRefused(try await Self.byValue(reader, clientId: malformed), .invalidRequest(.malformedClientId))
+        }
+        try await Self.expectRefused("openid4vp://?" + FormURLEncoding.encode([("client_id", id), ("request_uri_method", "post")]),
+                                     .invalidRequest(.requestUriMethodWithoutRequestUri))
+        // A redirect_uri client's response goes to the client identifier's URL, nowhere else (§5.9.3).
+        let elsewhere = "openid4vp://?" + FormURLEncoding.encode([
+            ("client_id", "redirect_uri:" + Remote.responseUri), ("response_type", "vp_token"), ("response_mode", "direct_post"),
+            ("response_uri", "https://verifier.example/other"), ("nonce", "n"), ("dcql_query", Remote.pidQuery().serialized),
+        ])
+        try await Self.expectRefused(elsewhere, .invalidRequest(.responseUriNotClientId))
     }
 
     @Test("request URI problems: an unknown method, an error status, a redirect, an http URL")

@@ -251,10 +251,21 @@ struct VerificationFailureTests {
         claims["exp"] = 1_749_000_000
         let plan = DisclosurePlan.object(["given_name": .disclosable, "exp": .disclosable])
         let hidden = try await TestSupport.mint(claims, plan: plan, type: "example+sd-jwt")
-        // The VC profile refuses the disclosure of exp outright.
-        #expect(throws: SDJWTError.self) {
-            try SDJWTVerifier(options: TestSupport.options(at: TestSupport.now)).verify(hidden.serialization)
+        // The VC profile refuses the disclosure of exp outright (SD-JWT VC §3.2.2). Our issuer
+        // will not mint that as dc+sd-jwt, so the same payload (vct visible, exp only behind
+        // a digest) is signed again as a proper SD-JWT VC: its typ and vct pass, and only
+        // the never-disclosed rule can refuse it.
+        let payload = hidden.issuerSignedJWT.claims.members
+        #expect(payload["exp"] == nil && payload["vct"] == "urn:example:1")
+        let vc = try await Self.signed(payload, type: "dc+sd-jwt") + "~"
+            + hidden.disclosures.map(\.encoded).joined(separator: "~") + "~"
+        #expect(throws: SDJWTError.invalidClaim(.selectivelyDisclosed("exp"))) {
+            try SDJWTVerifier(options: TestSupport.options(at: TestSupport.now)).verify(vc)
         }
+        // Control: withheld, the same SD-JWT VC passes the VC profile (nothing hidden is disclosed).
+        let withheldVC = try await Self.signed(payload, type: "dc+sd-jwt") + "~"
+            + hidden.disclosures.filter { $0.claimName == "given_name" }.map(\.encoded).joined(separator: "~") + "~"
+        #expect(try SDJWTVerifier(options: TestSupport.options(at: TestSupport.now)).verify(withheldVC).claims["exp"] == nil)
         #expect(throws: SDJWTError.invalidTime(.expired(exp: Date(timeIntervalSince1970: 1_749_000_000), now: TestSupport.now))) {
             try SDJWTVerifier(options: TestSupport.options(profile: .sdJWT)).verify(hidden.serialization)
         }

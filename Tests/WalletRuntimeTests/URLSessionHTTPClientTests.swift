@@ -1,6 +1,7 @@
 import Foundation
+import Dispatch
 import Testing
-import WalletRuntime
+@testable import WalletRuntime
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -9,11 +10,14 @@ import Darwin
 
 /// A one-connection HTTP/1.1 server on 127.0.0.1 for exercising the real client:
 /// it reads one request head (and body, by Content-Length), then answers with
-/// `response`, or stays silent when `response` is nil.
+/// `response`, or, when `response` is nil, stays silent and keeps the connection open
+/// until ``releaseSilentConnection()``: nothing but the client's own timeout can end
+/// such an exchange, however long the machine takes to get there.
 private final class LoopbackServer: @unchecked Sendable {
     let port: UInt16
     private let listener: Int32
     private let received = LockedBox<[UInt8]>([])
+    private let release = DispatchSemaphore(value: 0)
 
     init?() {
         #if canImport(Glibc)
@@ -40,10 +44,13 @@ private final class LoopbackServer: @unchecked Sendable {
 
     deinit { close(listener) }
 
+    /// Lets a silent connection close (the test is over).
+    func releaseSilentConnection() { release.signal() }
+
     var request: String { String(decoding: received.withLock { $0 }, as: UTF8.self) }
 
     /// Serves one connection on a background thread.
-    func serveOnce(response: String?, holdOpenFor seconds: Double = 0) {
+    func serveOnce(response: String?) {
         let thread = Thread { [self] in
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
@@ -69,7 +76,7 @@ private final class LoopbackServer: @unchecked Sendable {
                 let bytes = Array(response.utf8)
                 _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, bytes.count) }
             } else {
-                Thread.sleep(forTimeInterval: seconds)
+                release.wait()
             }
         }
         thread.start()
@@ -94,15 +101,32 @@ struct URLSessionHTTPClientTests {
         #expect(server.request.hasSuffix("grant_type=x"))
     }
 
-    @Test("a server that never answers fails with timedOut, not a hang")
+    // The server never answers and never closes while the request runs, so the only way
+    // the exchange can end is the client's timeout: load can delay it, not change it. The
+    // time limit reports a hang as a hang.
+    @Test("a server that never answers fails with timedOut, not a hang", .timeLimit(.minutes(1)))
     func timeout() async throws {
         let server = try #require(LoopbackServer())
-        server.serveOnce(response: nil, holdOpenFor: 3)
+        server.serveOnce(response: nil)
+        defer { server.releaseSilentConnection() }
         let client = URLSessionHTTPClient(allowInsecureHTTP: true)
         let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/slow"))
+        let clock = ContinuousClock()
+        let started = clock.now
         await #expect(throws: HTTPError.timedOut) {
             _ = try await client.send(HTTPRequest(url: url, timeout: .milliseconds(500)))
         }
+        // Not before the deadline (load can only make it later): FoundationNetworking
+        // truncated sub-second timeouts to none, and this request used to fail at once.
+        #expect(clock.now - started >= .milliseconds(500))
+    }
+
+    @Test("Foundation's own timer is whole seconds past the deadline, never under one second")
+    func backstop() {
+        #expect(URLSessionHTTPClient.backstopInterval(for: .milliseconds(500)) == 2)
+        #expect(URLSessionHTTPClient.backstopInterval(for: .seconds(30)) == 31)
+        #expect(URLSessionHTTPClient.backstopInterval(for: .seconds(1.5)) == 3)
+        #expect(URLSessionHTTPClient.backstopInterval(for: .zero) == 2)
     }
 
     @Test("a body over the limit is refused")

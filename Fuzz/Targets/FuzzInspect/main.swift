@@ -1,7 +1,8 @@
 // libFuzzer target for `wallet inspect`'s printing path (WalletInspect): recognising the
-// input, decoding CBOR, expanding tag-24 items, rendering diagnostic notation and the
-// COSE_Sign1 summaries. It measures work, not only crashes: rendering must stay linear
-// in the input (issue 12), or the run stops with the input saved.
+// input, decoding CBOR, expanding tag-24 items, rendering diagnostic notation, the
+// COSE_Sign1, certificate and JOSE summaries. It measures work, not only crashes: the
+// inspection's counted work must stay within its limit, a constant times the input
+// (issue 12), or the run stops with the input saved.
 import CBOR
 import WalletInspect
 
@@ -22,9 +23,14 @@ func check(_ condition: Bool, _ message: String) {
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let text = String(validating: bytes, as: UTF8.self)
-    // What the command does: pretty, expanded, with its work limit.
+    // What the command does: pretty, expanded, under the inspection's one budget, which
+    // counts decoding, rendering, the summaries and the output. A finished inspection must
+    // have stayed within the limit of its input size (here at most 1 MiB for small inputs).
     let options = CBORDiagnosticOptions(expandEmbeddedCBOR: true, pretty: true, maxWork: max(1 << 20, 32 * size))
-    _ = try? Inspection.render(text: text, bytes: bytes, options: options)
+    if let inspection = try? Inspection.inspect(text: text, bytes: bytes, options: options) {
+        check(inspection.work.total <= inspection.limit && inspection.limit <= Inspection.workLimit(forInputSize: size),
+              "inspection counted \(inspection.work.total) bytes of work for \(size) of input, limit \(inspection.limit)")
+    }
 
     // One-line expanded rendering: every byte read a bounded number of times, every
     // allocation (node tables, output) bounded per input byte, whatever the nesting.

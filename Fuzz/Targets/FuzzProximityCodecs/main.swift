@@ -68,7 +68,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             offset += length
         }
     default:
-        _ = try? NDEFMessage.parseHandoverSelect(body)
+        _ = try? ConnectionHandover.parseHandoverSelect(body)
+        _ = try? ConnectionHandover.parseHandoverRequest(body)
         if let records = try? NDEFMessage.decode(body) {
             check((try? NDEFMessage.decode(NDEFMessage.encode(records))) == records, "NDEF does not round-trip")
         }
