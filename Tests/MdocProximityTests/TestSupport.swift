@@ -1,4 +1,5 @@
 import Foundation
+import WalletEncoding
 import WalletRuntime
 @testable import MdocProximity
 
@@ -242,5 +243,25 @@ final class GatedConnector: MdocTransportConnector {
             if let gate { await gate.wait() }
             await inner.close()
         }
+    }
+}
+
+/// The shared test vectors, `../shared/vectors` beside the package (read as the Mdoc
+/// tests read them: WalletEncoding's JSON parser and hex decoder).
+enum SharedVectors {
+    static let directory: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/vectors")
+
+    struct Missing: Error, CustomStringConvertible { let description: String }
+
+    /// `section.key` of the vector file at `relativePath`, hex-decoded.
+    static func hex(_ relativePath: String, _ section: String, _ key: String) throws -> [UInt8] {
+        let data = try Data(contentsOf: directory.appendingPathComponent(relativePath))
+        let root = try JSONValue.parse([UInt8](data))
+        guard let text = root[section]?[key]?.stringValue, let bytes = Hex.decode(text) else {
+            throw Missing(description: "no hex \(section).\(key) in \(relativePath)")
+        }
+        return bytes
     }
 }
