@@ -1,0 +1,160 @@
+import CBOR
+import Foundation
+import Mdoc
+import Testing
+import WalletCrypto
+import WalletRuntime
+@testable import MdocProximity
+
+/// The lifecycle of issue 17 item 4 as the spec's patterns describe it, end to end:
+/// closing the QR sheet, app cancel, a second engagement mid-transfer, NFC for the app's
+/// lifetime, every timeout, `decline()` only after a request, pruning, and no retain
+/// cycle. Order comes from the state streams and the event hub; timeouts fire when a
+/// `TestClock` is advanced, never on the wall clock.
+@Suite("Proximity lifecycle (issue 17 item 4)", .timeLimit(.minutes(10)))
+struct LifecycleTests {
+    /// The request event of engagement `id` (or of any engagement), once it arrives.
+    static func consentPrompt(on manager: MdocEngagementManager, engagement id: EngagementID? = nil) -> Task<MdocRetrievalEvent?, Never> {
+        let stream = manager.eventHub.transferEvents
+        return Task {
+            for await event in stream where event.state == .awaitingConsent && (id == nil || event.engagementId == id) {
+                return event
+            }
+            return nil
+        }
+    }
+
+    /// The request of a `documentsSelectionProcessStart` event.
+    static func request(of event: MdocRetrievalEvent?) throws -> DeviceRequest {
+        guard case .documentsSelectionProcessStart(let data) = try #require(event).kind else {
+            throw SharedVectors.Missing(description: "not a request event: \(String(describing: event))")
+        }
+        return try DeviceRequest(encoded: data)
+    }
+
+    // MARK: App cancel
+
+    @Test("the app cancelling at the consent prompt ends the session CANCELED (not ERROR), and the state stays",
+          arguments: Carrier.allCases)
+    func appCancelAtConsent(carrier: Carrier) async throws {
+        let fixtures = try await SessionFixtures.make()
+        let (holder, readerSide) = carrier.connectors()
+        let manager = MdocEngagementManager(connector: holder)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
+        let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
+        let prompt = Self.consentPrompt(on: manager, engagement: qr.id)
+        let reader = try MdocReader(connector: readerSide, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await reader.engage(qrCodeUri: try #require(qr.qrCodeUri))
+        let pending = Task { try await reader.request([SessionFixtures.request()]) }
+        _ = await prompt.value
+        let transfer = try #require(qr.transferManager)
+        await transfer.close()                    // the user taps Cancel
+        // The reader is told the session ended (status 20).
+        await #expect(throws: ProximityError.sessionTerminated) { try await pending.value }
+        let states = await recorder.value.anonymized
+        let request = states.first { $0.userInteractionRequired }?.deviceRequest
+        #expect(states == [
+            ui(.engagement, .scanQr, qr: .display),
+            ui(.transfer, .connecting),
+            ui(.transfer, .connected),
+            ui(.transfer, .reviewRequest, interaction: true, request: request),
+            ui(.terminal, .canceled, outcome: .canceled, reason: .canceledByApp),
+        ])
+        #expect(await transfer.ending == .cancelled)
+        await #expect(throws: ProximityError.invalidState(.sessionEnded)) { try await transfer.decline() }
+        // The terminal state stays until the app starts something new.
+        _ = await manager.engagements
+        #expect(manager.eventHub.currentSessionState.anonymized == states.last)
+        await manager.closeAll()
+    }
+
+    // MARK: Decisions, pruning, references
+
+    @Test("decline() before any request is refused with a typed error and changes nothing")
+    func declineBeforeRequest() async throws {
+        let fixtures = try await SessionFixtures.make()
+        let exchange = InMemoryTransport.Exchange()
+        let manager = MdocEngagementManager(connector: exchange)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
+        let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
+        let selected = collect(manager.eventHub.transferEvents) { $0.engagementId == qr.id && $0.state == .transmissionTypeSelected }
+        let reader = try MdocReader(connector: exchange, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await reader.engage(qrCodeUri: try #require(qr.qrCodeUri))   // connected; no request sent yet
+        _ = await selected.value
+        let transfer = try #require(qr.transferManager)
+        let before = manager.eventHub.eventTimeline().count
+        let stateBefore = manager.eventHub.currentSessionState
+        await #expect(throws: ProximityError.invalidState(.noRequestPending)) { try await transfer.decline() }
+        #expect(await transfer.phase == .awaitingEstablishment)
+        #expect(await transfer.ending == nil)
+        #expect(manager.eventHub.eventTimeline().count == before)
+        #expect(manager.eventHub.currentSessionState == stateBefore)
+        // The session goes on as if nothing happened.
+        let consent = respond(on: manager, provider: fixtures.provider, choice: .accept, engagement: qr.id)
+        #expect(try await reader.request([SessionFixtures.request()]).documents.count == 1)
+        await consent.value
+        #expect(await recorder.value.last?.terminalOutcome == .success)
+        await manager.closeAll()
+    }
+
+    @Test("a closed engagement leaves no entry in the hub's per-engagement maps or the projection")
+    func hubMapsPruned() async throws {
+        let fixtures = try await SessionFixtures.make()
+        let exchange = InMemoryTransport.Exchange()
+        let manager = MdocEngagementManager(connector: exchange)
+        let hub = manager.eventHub
+        let nfc = try await manager.createEngagement(.nfc, config: testConfig)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
+        let consent = respond(on: manager, provider: fixtures.provider, choice: .accept, engagement: qr.id)
+        let reader = try MdocReader(connector: exchange, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await reader.engage(qrCodeUri: try #require(qr.qrCodeUri))
+        _ = try await reader.request([SessionFixtures.request()])
+        await consent.value
+        await qr.transferManager?.waitUntilEnded()
+        #expect(hub.latestTransferEventByEngagement().current[qr.id] != nil)
+        #expect(hub.currentTransferStateByEngagement().current[qr.id] == .completed)
+        await manager.close(qr.id)
+        #expect(hub.latestEventByEngagement().current[qr.id] == nil)
+        #expect(hub.latestTransferEventByEngagement().current[qr.id] == nil)
+        #expect(hub.currentStateByEngagement().current[qr.id] == nil)
+        #expect(hub.currentTransferStateByEngagement().current[qr.id] == nil)
+        #expect(hub.context.engagements[qr.id] == nil)
+        #expect(Set(hub.currentStateByEngagement().current.keys) == [nfc.id])
+        // A QR engagement no reader used, and then the rest.
+        let unused = try await manager.createEngagement(.qr, config: testConfig)
+        #expect(hub.currentStateByEngagement().current[unused.id] == .qrShown)
+        await manager.closeAll()
+        #expect(hub.latestEventByEngagement().current.isEmpty)
+        #expect(hub.latestTransferEventByEngagement().current.isEmpty)
+        #expect(hub.currentStateByEngagement().current.isEmpty)
+        #expect(hub.currentTransferStateByEngagement().current.isEmpty)
+        #expect(hub.context.engagements.isEmpty)
+        #expect(hub.currentSessionState == .idle)
+    }
+
+    @Test("dropping the last reference to a manager with engagements and a session deallocates it and ends its session")
+    func managerDeallocates() async throws {
+        let fixtures = try await SessionFixtures.make()
+        let exchange = InMemoryTransport.Exchange()
+        weak var weakManager: MdocEngagementManager?
+        let hub = MdocEventHub()
+        let reader = try MdocReader(connector: exchange, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        let pending: Task<VerifiedResponse, any Error>
+        do {
+            let manager = MdocEngagementManager(connector: exchange, eventHub: hub)
+            weakManager = manager
+            try await manager.createEngagement(.nfc, config: testConfig)
+            let qr = try await manager.createEngagement(.qr, config: testConfig)
+            let prompt = Self.consentPrompt(on: manager, engagement: qr.id)
+            try await reader.engage(qrCodeUri: try #require(qr.qrCodeUri))
+            pending = Task { try await reader.request([SessionFixtures.request()]) }
+            _ = await prompt.value               // a session waits for consent
+        }
+        for _ in 0..<100_000 where weakManager != nil { await Task.yield() }
+        #expect(weakManager == nil)
+        // Its deinit ended the session and closed its listeners.
+        await #expect(throws: ProximityError.self) { try await pending.value }
+        for _ in 0..<100_000 where exchange.listenerCount > 0 { await Task.yield() }
+        #expect(exchange.listenerCount == 0)
+    }
+}
