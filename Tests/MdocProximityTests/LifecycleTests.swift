@@ -68,6 +68,53 @@ struct LifecycleTests {
         await manager.closeAll()
     }
 
+    @Test("closing an engagement while its response is built ends it CANCELED, and the NFC engagement it suspended resumes")
+    func closeWhileResponding() async throws {
+        let fixtures = try await SessionFixtures.make()
+        let exchange = InMemoryTransport.Exchange()
+        let manager = MdocEngagementManager(connector: exchange)
+        let nfc = try await manager.createEngagement(.nfc, config: testConfig)
+        let qr = try await manager.createEngagement(.qr, config: testConfig)
+        let recorder = collect(manager.eventHub.sessionState) { $0.nfcMode == .foreground }
+        let prompt = Self.consentPrompt(on: manager, engagement: qr.id)
+        let reader = try MdocReader(connector: exchange, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await reader.engage(qrCodeUri: try #require(qr.qrCodeUri))
+        let pending = Task { try await reader.request([SessionFixtures.request()]) }
+        let request = try Self.request(of: await prompt.value)
+        #expect(nfc.isSuspended)
+        // The user accepts; while the provider works, the app closes the engagement.
+        let gate = Gate()
+        let provider = LifecycleBugTests.GatedProvider(inner: fixtures.provider, gate: gate)
+        let transfer = try #require(qr.transferManager)
+        let building = Task { try await transfer.createResponse(deviceRequest: request, documentProvider: provider) }
+        await gate.arrivals(1)
+        await manager.close(qr.id)
+        gate.open()
+        await #expect(throws: ProximityError.invalidState(.sessionEnded)) { try await building.value }
+        await #expect(throws: ProximityError.sessionTerminated) { try await pending.value }
+        let states = await recorder.value.anonymized
+        #expect(states == [
+            ui(.engagement, .scanQr, nfc: .background, qr: .display),
+            ui(.transfer, .connecting, nfc: .background),
+            ui(.transfer, .connected, nfc: .background),
+            ui(.transfer, .reviewRequest, nfc: .background, interaction: true, request: request.encodedBytes),
+            ui(.transfer, .sharing, nfc: .background),
+            ui(.terminal, .canceled, nfc: .background, outcome: .canceled, reason: .canceledByApp),
+            ui(.engagement, .holdNearReader, nfc: .foreground),
+        ])
+        #expect(states.allSatisfy { $0.terminalOutcome != .error })
+        #expect(!nfc.isSuspended)
+        #expect(manager.eventHub.recentEngagementEvents(count: 100).filter { $0.engagementId == nfc.id }.map(\.kind).suffix(2)
+                == [.suspended, .resumed])
+        // The resumed NFC engagement serves the next reader.
+        let consent = respond(on: manager, provider: fixtures.provider, choice: .accept, engagement: nfc.id)
+        let next = try MdocReader(connector: exchange, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await next.engage(nfc: manager.nfc)
+        #expect(try await next.request([SessionFixtures.request()]).documents.count == 1)
+        await consent.value
+        await manager.closeAll()
+    }
+
     // MARK: Decisions, pruning, references
 
     @Test("decline() before any request is refused with a typed error and changes nothing")

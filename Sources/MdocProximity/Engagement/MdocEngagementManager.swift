@@ -175,11 +175,17 @@ public actor MdocEngagementManager {
     /// Closes every engagement; a request waiting for consent is declined, any other
     /// session in progress is canceled.
     public func closeAll() async {
-        for id in order { await close(id) }
+        for id in order { await close(id, resumingOthers: false) }
     }
 
-    /// Closes one engagement and its session.
+    /// Closes one engagement and its session. Closing the engagement whose session
+    /// transfers ends that session as its end would: the engagements it suspended resume,
+    /// one created meanwhile becomes active.
     public func close(_ id: EngagementID) async {
+        await close(id, resumingOthers: true)
+    }
+
+    private func close(_ id: EngagementID, resumingOthers: Bool) async {
         guard let entry = entries.removeValue(forKey: id) else { return }
         order.removeAll { $0 == id }
         for task in entry.tasks { task.cancel() }
@@ -188,8 +194,19 @@ public actor MdocEngagementManager {
             if await transfer.phase == .awaitingConsent { try? await transfer.decline() } else { await transfer.close() }
         }
         for listener in entry.listeners { await listener.close() }
-        if activeID == id { active.send(nextActive().flatMap { entries[$0]?.engagement }) }
+        // The monitor of a transferring session was cancelled with the tasks above, so
+        // `transferEnded` will not run for it: release what the session held here.
+        var resumed: [EngagementID] = []
+        var activate: EngagementID?
+        if entry.stage == .transferring, resumingOthers { (resumed, activate) = releaseSuspended() }
+        if let activate, let engagement = entries[activate]?.engagement {
+            active.send(engagement)
+        } else if activeID == id {
+            active.send(nextActive().flatMap { entries[$0]?.engagement })
+        }
+        // One UI step for the close and the new active engagement; the resumptions after it.
         publish(id, .closed)
+        for other in resumed { publish(other, .resumed) }
         eventHub.prune(id)
     }
 
@@ -515,23 +532,33 @@ public actor MdocEngagementManager {
         guard let entry = entries[id], entry.stage == .transferring else { return }
         entries[id]?.stage = .finished
         entries[id]?.tasks.removeAll()
+        let (resumed, activate) = releaseSuspended()
+        for other in resumed { publish(other, .resumed) }
+        if let activate, let engagement = entries[activate]?.engagement {
+            active.send(engagement)
+            eventHub.updateContext(context)
+        }
+        if entry.engagement.type == .nfc { await rearmNFC(after: id) }
+    }
+
+    /// Resumes the engagements suspended for a session that ended (without events: the
+    /// caller publishes them), starts the reverse engagements that waited for it, and
+    /// returns those resumed and the one created meanwhile that becomes active.
+    private func releaseSuspended() -> (resumed: [EngagementID], activate: EngagementID?) {
+        var resumed: [EngagementID] = []
         var activate: EngagementID?
         for other in order where entries[other]?.autoSuspended == true {
             guard let otherEntry = entries[other] else { continue }
             entries[other]?.autoSuspended = false
             otherEntry.engagement.setSuspended(false)
-            publish(other, .resumed)
+            resumed.append(other)
             if otherEntry.activatesAfterTransfer {
                 entries[other]?.activatesAfterTransfer = false
                 activate = other
                 if otherEntry.connectEndpoint != nil, otherEntry.readerEngagement != nil { startConnecting(other) }
             }
         }
-        if let activate, let engagement = entries[activate]?.engagement {
-            active.send(engagement)
-            eventHub.updateContext(context)
-        }
-        if entry.engagement.type == .nfc { await rearmNFC(after: id) }
+        return (resumed, activate)
     }
 
     /// Arms a fresh NFC engagement after one finished, in the background.
