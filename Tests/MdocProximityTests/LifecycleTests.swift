@@ -115,6 +115,72 @@ struct LifecycleTests {
         await manager.closeAll()
     }
 
+    // MARK: A second engagement mid-transfer
+
+    @Test("an engagement created while a QR session transfers waits suspended, refuses readers, and takes over after the session",
+          arguments: Carrier.allCases)
+    func secondEngagementMidTransfer(carrier: Carrier) async throws {
+        let fixtures = try await SessionFixtures.make()
+        let (holder, readerSide) = carrier.connectors()
+        let manager = MdocEngagementManager(connector: holder)
+        let first = try await manager.createEngagement(.qr, config: testConfig)
+        let recorder = collect(manager.eventHub.sessionState) { $0.engagementId != nil && $0.engagementId != first.id }
+        let prompt = Self.consentPrompt(on: manager, engagement: first.id)
+        let readerA = try MdocReader(connector: readerSide, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await readerA.engage(qrCodeUri: try #require(first.qrCodeUri))
+        let pendingA = Task { try await readerA.request([SessionFixtures.request()]) }
+        let request = try Self.request(of: await prompt.value)
+        // Mid-transfer, the app opens another QR sheet.
+        let secondEvents = manager.eventHub.engagementEvents
+        let second = try await manager.createEngagement(.qr, config: testConfig)
+        let secondUri = try #require(second.qrCodeUri)
+        #expect(second.isSuspended)
+        #expect(manager.activeEngagement.current?.id == first.id)
+        #expect(manager.eventHub.currentSessionState.engagementId == first.id)
+        #expect(manager.eventHub.currentSessionState.userInteractionRequired)
+        let announced = manager.eventHub.recentEngagementEvents(count: 100).filter { $0.engagementId == second.id }.map(\.kind)
+        #expect(announced == [.qrShow(qrCodeData: secondUri), .suspended])
+        // A reader that scans the suspended code is refused.
+        let readerB = try MdocReader(connector: readerSide, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await readerB.engage(qrCodeUri: secondUri)
+        await #expect(throws: ProximityError.self) { try await readerB.request([SessionFixtures.request()]) }
+        await readerB.abort()
+        #expect(manager.eventHub.currentSessionState.engagementId == first.id)
+        // The first session completes.
+        let transfer = try #require(first.transferManager)
+        try await transfer.sendDeviceResponse(try await transfer.createResponse(deviceRequest: request, documentProvider: fixtures.provider))
+        #expect(try await pendingA.value.documents.count == 1)
+        let states = await recorder.value
+        #expect(states.anonymized == [
+            ui(.engagement, .scanQr, qr: .display),
+            ui(.transfer, .connecting),
+            ui(.transfer, .connected),
+            ui(.transfer, .reviewRequest, interaction: true, request: request.encodedBytes),
+            ui(.transfer, .sharing),
+            ui(.transfer, .transferring, progress: 0.7),
+            ui(.terminal, .completed, outcome: .success, reason: .transferCompleted),
+            ui(.engagement, .scanQr, qr: .display),
+        ])
+        #expect(states.dropLast().allSatisfy { $0.engagementId == first.id })
+        #expect(states.last?.engagementId == second.id)
+        #expect(states.last?.qrCodePayload == secondUri)
+        #expect(!second.isSuspended)
+        #expect(manager.activeEngagement.current?.id == second.id)
+        var resumed = false
+        for await event in secondEvents where event.engagementId == second.id && event.kind == .resumed {
+            resumed = true
+            break
+        }
+        #expect(resumed)
+        // The second engagement now serves a reader.
+        let consent = respond(on: manager, provider: fixtures.provider, choice: .accept, engagement: second.id)
+        let readerC = try MdocReader(connector: readerSide, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await readerC.engage(qrCodeUri: secondUri)
+        #expect(try await readerC.request([SessionFixtures.request()]).documents.count == 1)
+        await consent.value
+        await manager.closeAll()
+    }
+
     // MARK: Decisions, pruning, references
 
     @Test("decline() before any request is refused with a typed error and changes nothing")
