@@ -236,7 +236,10 @@ public actor MdocEngagementManager {
 
     /// Adds an engagement. While another session transfers it waits suspended;
     /// otherwise finished sessions leave the screen and it becomes active as the rules say.
-    private func insert(_ entry: Entry, announcing kind: MdocEngagementEvent.Kind?, byApp: Bool = true) {
+    /// `announcedLater`: the caller publishes the announcement (and, while another
+    /// session transfers, the suspension after it) once the engagement can be reached.
+    private func insert(_ entry: Entry, announcing kind: MdocEngagementEvent.Kind?, byApp: Bool = true,
+                        announcedLater: Bool = false) {
         let id = entry.engagement.id
         let deferred = isTransferring
         if !deferred, byApp {
@@ -248,6 +251,10 @@ public actor MdocEngagementManager {
             entry.engagement.setSuspended(true)
             entries[id]?.autoSuspended = true
             entries[id]?.activatesAfterTransfer = byApp && entry.engagement.type != .nfc
+            if announcedLater {
+                eventHub.updateContext(context)
+                return
+            }
             if let kind { publish(id, kind) }
             publish(id, .suspended)
             return
@@ -295,7 +302,8 @@ public actor MdocEngagementManager {
                           handover: select.map { .nfc(handoverSelect: $0, handoverRequest: nil) } ?? .qr)
         entry.listeners = listeners
         entry.nfcListener = nfcListener
-        insert(entry, announcing: .nfcEngagement, byApp: byApp)
+        insert(entry, announcing: nil, byApp: byApp, announcedLater: true)
+        let waitsSuspended = entries[id]?.autoSuspended == true
         if !listeners.isEmpty { startAccepting(id) }
         let tagHandover: NFCTagCore.Handover
         var negotiation: (@Sendable (HandoverRequest) async -> [UInt8]?)?
@@ -312,6 +320,14 @@ public actor MdocEngagementManager {
         let arming = NFCArming(engagementId: id, handover: tagHandover, clock: clock, negotiate: negotiation,
                                onHandover: onHandover, onDataTransfer: onDataTransfer)
         await nfc.arm(arming)
+        // Announced ("hold near reader") only once a tap reaches this engagement: a re-armed
+        // engagement's announcement is the app's and the tests' sign that NFC is ready again.
+        guard entries[id] != nil else {
+            await nfc.disarm(id)   // closed while arming
+            return created
+        }
+        publish(id, .nfcEngagement)
+        if waitsSuspended { publish(id, .suspended) }
         return created
     }
 
