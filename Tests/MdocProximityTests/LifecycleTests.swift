@@ -181,6 +181,55 @@ struct LifecycleTests {
         await manager.closeAll()
     }
 
+    // MARK: NFC for the app's lifetime
+
+    @Test("background NFC stays armed: three readers in a row complete sessions, each with a fresh NFC engagement and key",
+          arguments: Carrier.allCases)
+    func nfcThreeSessionsInARow(carrier: Carrier) async throws {
+        let fixtures = try await SessionFixtures.make()
+        let (holder, readerSide) = carrier.connectors()
+        let manager = MdocEngagementManager(connector: holder)
+        var armed = try await manager.createEngagement(.nfc, config: testConfig)
+        var keys: Set<[UInt8]> = [armed.deviceEngagement.security.eDeviceKeyEncoded]
+        for round in 1...3 {
+            let id = armed.id
+            let ended = collect(manager.eventHub.sessionState) { $0.isTerminal && $0.engagementId == id }
+            let rearmed = collect(manager.eventHub.engagementEvents) { $0.kind == .nfcEngagement && $0.engagementId != id }
+            let consent = respond(on: manager, provider: fixtures.provider, choice: .accept, engagement: id)
+            let reader = try MdocReader(connector: readerSide, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+            try await reader.engage(nfc: manager.nfc)
+            let verified = try await reader.request([SessionFixtures.request()])
+            await consent.value
+            #expect(verified.documents.first?.value(nameSpace: SessionFixtures.nameSpace, identifier: "family_name") == "Doe",
+                    "round \(round)")
+            // The session ran on the armed engagement, bound to its Handover Select.
+            let transcript = try #require(await armed.transferManager?.sessionTranscript)
+            #expect(transcript.handover == .nfc(handoverSelect: try #require(armed.nfcHandoverSelect), handoverRequest: nil))
+            #expect(await reader.sessionTranscript == transcript)
+            let last = try #require(await ended.value.last)
+            #expect(last.anonymized == ui(.terminal, .completed, nfc: .foreground, outcome: .success, reason: .transferCompleted))
+            // Re-armed in the background with a new engagement and ephemeral key.
+            let next = try #require(await rearmed.value.last).engagementId
+            armed = try #require(await manager.engagements.first { $0.id == next })
+            #expect(armed.type == .nfc)
+            #expect(keys.insert(armed.deviceEngagement.security.eDeviceKeyEncoded).inserted, "round \(round): key reused")
+            #expect(await manager.nfc.isArmed)
+            let select = try ConnectionHandover.parseHandoverSelect(try #require(armed.nfcHandoverSelect))
+            #expect(select.deviceEngagement.encodedBytes == armed.deviceEngagement.encodedBytes)
+        }
+        #expect(keys.count == 4)
+        // Finished NFC engagements leave once the next reader connects: the last session
+        // (its terminal state on screen) and the armed one remain, and the hub's maps
+        // hold no more.
+        let remaining = await manager.engagements.map(\.id)
+        #expect(remaining.count == 2, "engagements left: \(remaining.count)")
+        #expect(remaining.last == armed.id)
+        #expect(manager.eventHub.currentStateByEngagement().current.count <= 2)
+        #expect(manager.eventHub.latestTransferEventByEngagement().current.count <= 1)
+        await manager.closeAll()
+        #expect(await manager.nfc.isArmed == false)
+    }
+
     // MARK: Decisions, pruning, references
 
     @Test("decline() before any request is refused with a typed error and changes nothing")

@@ -515,6 +515,9 @@ public actor MdocEngagementManager {
         entries[id]?.stage = .transferring
         // The connection and the switch of the active engagement are one UI step.
         if activeID != id { active.send(entry.engagement) }
+        // A reader connecting to another engagement takes the screen from finished
+        // sessions: they leave (or NFC re-armed after each session would pile them up).
+        for finished in order where finished != id && entries[finished]?.stage == .finished { drop(finished) }
         if entry.engagement.type == .nfc {
             publish(id, .connected(transport.transmissionType))
         } else if entry.readerEngagement == nil {
