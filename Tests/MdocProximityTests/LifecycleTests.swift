@@ -32,6 +32,50 @@ struct LifecycleTests {
         return try DeviceRequest(encoded: data)
     }
 
+    // MARK: Spec pattern 4
+
+    @Test("closing the QR sheet after the reader connected keeps the session going to SUCCESS (spec pattern 4)",
+          arguments: Carrier.allCases)
+    func closeQrSheetAfterConnect(carrier: Carrier) async throws {
+        let fixtures = try await SessionFixtures.make()
+        let (holder, readerSide) = carrier.connectors()
+        let manager = MdocEngagementManager(connector: holder)
+        let nfc = try await manager.createEngagement(.nfc, config: testConfig)     // NFC for the app's lifetime
+        let qr = try await manager.createEngagement(.qr, config: testConfig)       // the QR modal opens
+        let uri = try #require(qr.qrCodeUri)
+        let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
+        let transfer = collect(manager.eventHub.sessionState) { $0.phase == .transfer }
+        let reader = try MdocReader(connector: readerSide, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await reader.engage(qrCodeUri: uri)
+        _ = await transfer.value                  // TRANSFER: the modal dismisses itself...
+        await manager.closeQrEngagement()         // ...and its onDismiss closes the QR engagement
+        #expect(await manager.engagements.map(\.id).contains(qr.id))
+        let consent = respond(on: manager, provider: fixtures.provider, choice: .accept)
+        let verified = try await reader.request([SessionFixtures.request()])
+        let states = await recorder.value
+        await consent.value
+        #expect(verified.documents.first?.value(nameSpace: SessionFixtures.nameSpace, identifier: "family_name") == "Doe")
+        #expect(states.dropFirst().allSatisfy { $0.engagementId == qr.id })
+        let request = states.first { $0.userInteractionRequired }?.deviceRequest
+        #expect(request != nil)
+        #expect(states.anonymized == [
+            ui(.engagement, .scanQr, nfc: .background, qr: .display),
+            ui(.transfer, .connecting, nfc: .background),
+            ui(.transfer, .connected, nfc: .background),
+            ui(.transfer, .reviewRequest, nfc: .background, interaction: true, request: request),
+            ui(.transfer, .sharing, nfc: .background),
+            ui(.transfer, .transferring, nfc: .background, progress: 0.7),
+            ui(.terminal, .completed, nfc: .background, outcome: .success, reason: .transferCompleted),
+        ])
+        // On TERMINAL the sample shows the result and dismisses the sheet: that closes the
+        // finished QR engagement, and NFC takes the screen.
+        await manager.closeQrEngagement()
+        #expect(await manager.engagements.map(\.id) == [nfc.id])
+        #expect(manager.eventHub.currentSessionState.anonymized == ui(.engagement, .holdNearReader, nfc: .foreground))
+        #expect(await manager.nfc.isArmed)
+        await manager.closeAll()
+    }
+
     // MARK: App cancel
 
     @Test("the app cancelling at the consent prompt ends the session CANCELED (not ERROR), and the state stays",

@@ -167,7 +167,11 @@ public actor MdocEngagementManager {
     /// Closes the QR sheet: QR engagements that no reader connected to are closed (as
     /// are finished ones); a session a reader started through a QR code goes on.
     public func closeQrEngagement() async {
-        for id in order where entries[id]?.engagement.type == .qr && entries[id]?.stage != .transferring {
+        for id in order where entries[id]?.engagement.type == .qr {
+            // A session that already ended is finished, even before its end was processed
+            // here: the app dismisses the sheet on the terminal state it just saw.
+            if entries[id]?.stage == .transferring, let transfer = entries[id]?.engagement.transferManager,
+               await transfer.phase != .ended { continue }
             await close(id)
         }
     }
