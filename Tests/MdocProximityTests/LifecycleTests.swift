@@ -274,6 +274,117 @@ struct LifecycleTests {
         #expect(await manager.nfc.isArmed == false)
     }
 
+    // MARK: Timeouts
+
+    @Test("a TCP connect that never answers ends the reverse engagement with the connect timeout; the late connection is closed")
+    func tcpConnectTimeout() async throws {
+        // A blocking connect held at a semaphore stands for a peer that never answers: the
+        // kernel cannot be made to drop SYNs deterministically, the dial seam can.
+        let clock = TestClock()
+        let lateListener = try TCPListener()
+        let latePort = try #require(lateListener.endpoint.tcpAddress).port
+        let release = DispatchSemaphore(value: 0)
+        let connector = TCPConnector(clock: clock, dial: { _, _ in
+            release.wait()
+            return SocketHandle.connect(host: "127.0.0.1", port: latePort)
+        })
+        let manager = MdocEngagementManager(connector: connector, clock: clock)
+        let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
+        let readerKey = try ECPrivateKey.generate(curve: .p256)
+        let uri = ReaderEngagement(security: EngagementSecurity(eDeviceKey: readerKey.publicKey),
+                                   connectionMethods: [TransportEndpoint.tcp(host: "127.0.0.1", port: 9).retrievalMethod]).uri
+        var config = testConfig.with(readerEngagementUri: uri)
+        config.connectTimeout = .seconds(15)
+        let toApp = try await manager.createEngagement(.toApp, config: config)
+        await clock.waitForSleepers(1)            // the connect's timer
+        clock.advance(by: .seconds(16))
+        let states = await recorder.value.anonymized
+        #expect(states.last == ui(.terminal, .failed, outcome: .error, reason: .failed(.timeout(seconds: 15))))
+        #expect(states.contains(ui(.transfer, .connecting)))
+        let errors = manager.eventHub.recentEngagementEvents(count: 100).filter { $0.engagementId == toApp.id }.compactMap {
+            if case .error(let error) = $0.kind { return error } else { return nil }
+        }
+        #expect(errors == [.timeout(seconds: 15)])
+        #expect(toApp.transferManager == nil)
+        // The connect completes after all: that connection is closed at once, never used.
+        release.signal()
+        let late = try await lateListener.accept(timeout: hangGuard)
+        await #expect(throws: ProximityError.connectionClosed) { try await late.receive(timeout: hangGuard) }
+        await late.close()
+        await lateListener.close()
+        await manager.closeAll()
+    }
+
+    @Test("an engagement no reader reaches in time ends ERROR with the timeout and closes its listener", arguments: Carrier.allCases)
+    func engagementTimeout(carrier: Carrier) async throws {
+        let clock = TestClock()
+        let connector = CountingConnector(carrier.connectors(clock: clock).holder)
+        let manager = MdocEngagementManager(connector: connector, clock: clock)
+        var config = testConfig
+        config.engagementTimeout = .seconds(60)
+        let qr = try await manager.createEngagement(.qr, config: config)
+        let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
+        #expect(connector.openListeners == 1)
+        await clock.waitForSleepers(1)
+        clock.advance(by: .seconds(61))
+        let states = await recorder.value
+        #expect(states.anonymized == [
+            ui(.engagement, .scanQr, qr: .display),
+            ui(.terminal, .failed, outcome: .error, reason: .failed(.timeout(seconds: 60))),
+        ])
+        #expect(states.allSatisfy { $0.engagementId == qr.id })
+        _ = await manager.engagements
+        #expect(connector.openListeners == 0)
+        await manager.closeAll()
+    }
+
+    /// A provider that never answers (until the test lets it go, to leave nothing behind).
+    struct SilentProvider: MdocDocumentProvider {
+        let inner: StaticDocumentProvider
+        let gate: Gate
+        func credentials(for request: DeviceRequest) async throws(DocumentProviderError) -> [IssuerSigned] {
+            await gate.wait()
+            throw .storeUnavailable
+        }
+        func authentication(for credential: IssuerSigned) -> DeviceAuthenticationMethod { inner.authentication(for: credential) }
+        func consent(for request: DeviceRequest) async throws(DocumentProviderError) -> ConsentSelection {
+            try await inner.consent(for: request)
+        }
+    }
+
+    @Test("a document provider that never answers ends the session ERROR with the provider timeout, and the reader is told")
+    func providerTimeout() async throws {
+        let fixtures = try await SessionFixtures.make()
+        let clock = TestClock()
+        let exchange = InMemoryTransport.Exchange()
+        let manager = MdocEngagementManager(connector: exchange, clock: clock)
+        var config = testConfig
+        config.providerTimeout = .seconds(10)
+        let qr = try await manager.createEngagement(.qr, config: config)
+        let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
+        let prompt = Self.consentPrompt(on: manager, engagement: qr.id)
+        let reader = try MdocReader(connector: exchange, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await reader.engage(qrCodeUri: try #require(qr.qrCodeUri))
+        let pending = Task { try await reader.request([SessionFixtures.request()]) }
+        let request = try Self.request(of: await prompt.value)
+        let transfer = try #require(qr.transferManager)
+        let gate = Gate()
+        let building = Task {
+            try await transfer.createResponse(deviceRequest: request, documentProvider: SilentProvider(inner: fixtures.provider, gate: gate))
+        }
+        await gate.arrivals(1)
+        await clock.waitForSleepers(2)            // the session's provider timer and the wait for the provider
+        clock.advance(by: .seconds(11))
+        await #expect(throws: ProximityError.timeout(seconds: 10)) { try await building.value }
+        await #expect(throws: ProximityError.sessionTerminated) { try await pending.value }
+        let states = await recorder.value.anonymized
+        #expect(states.last == ui(.terminal, .failed, outcome: .error, reason: .failed(.timeout(seconds: 10))))
+        #expect(states.contains(ui(.transfer, .sharing)))
+        #expect(await transfer.ending == .failed(.timeout(seconds: 10)))
+        gate.open()
+        await manager.closeAll()
+    }
+
     // MARK: Decisions, pruning, references
 
     @Test("decline() before any request is refused with a typed error and changes nothing")
@@ -362,5 +473,52 @@ struct LifecycleTests {
         await #expect(throws: ProximityError.self) { try await pending.value }
         for _ in 0..<100_000 where exchange.listenerCount > 0 { await Task.yield() }
         #expect(exchange.listenerCount == 0)
+    }
+}
+
+/// Wraps a connector and counts its listeners that are still open.
+final class CountingConnector: MdocTransportConnector {
+    private let inner: any MdocTransportConnector
+    private let open = LockedBox(0)
+
+    init(_ inner: any MdocTransportConnector) { self.inner = inner }
+
+    var openListeners: Int { open.withLock { $0 } }
+
+    func canConnect(to endpoint: TransportEndpoint) -> Bool { inner.canConnect(to: endpoint) }
+
+    func connect(to endpoint: TransportEndpoint, context: ConnectionContext, timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+        try await inner.connect(to: endpoint, context: context, timeout: timeout)
+    }
+
+    func listen(context: ConnectionContext) async throws(ProximityError) -> any MdocTransportListener {
+        let listener = try await inner.listen(context: context)
+        open.withLock { $0 += 1 }
+        return Listener(inner: listener, onClose: { [open] in open.withLock { $0 -= 1 } })
+    }
+
+    final class Listener: MdocTransportListener {
+        let inner: any MdocTransportListener
+        private let onClose: LockedBox<(@Sendable () -> Void)?>
+
+        init(inner: any MdocTransportListener, onClose: @escaping @Sendable () -> Void) {
+            self.inner = inner
+            self.onClose = LockedBox(onClose)
+        }
+
+        var endpoint: TransportEndpoint { inner.endpoint }
+
+        func accept(timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
+            try await inner.accept(timeout: timeout)
+        }
+
+        func close() async {
+            await inner.close()
+            let once = onClose.withLock { closure -> (@Sendable () -> Void)? in
+                defer { closure = nil }
+                return closure
+            }
+            once?()
+        }
     }
 }
