@@ -474,6 +474,69 @@ struct LifecycleTests {
         for _ in 0..<100_000 where exchange.listenerCount > 0 { await Task.yield() }
         #expect(exchange.listenerCount == 0)
     }
+
+    // MARK: TCP listener close vs. the accept thread
+
+    @Test("closing a TCP listener while accepts are in flight, 100 times: every accept ends with a connection or .connectionClosed, no socket is disturbed")
+    func tcpListenerCloseRacesAccept() async throws {
+        // A pair opened first: a stray close or shutdown of a reused descriptor number would break it.
+        let sentinelListener = try TCPListener()
+        let sentinelPort = try #require(sentinelListener.endpoint.tcpAddress).port
+        async let sentinelAccepted = sentinelListener.accept(timeout: hangGuard)
+        let sentinelClient = try await TCPTransport.connect(host: "127.0.0.1", port: sentinelPort)
+        let sentinelServer = try await sentinelAccepted
+        await sentinelListener.close()
+        var served = 0, refused = 0
+        for round in 0..<100 {
+            let listener = try TCPListener()
+            let port = try #require(listener.endpoint.tcpAddress).port
+            let accepts = (0..<3).map { _ in
+                Task { () -> Result<any MdocTransport, ProximityError> in
+                    do throws(ProximityError) { return .success(try await listener.accept(timeout: nil)) } catch { return .failure(error) }
+                }
+            }
+            for _ in 0..<1_000_000 where listener.waitingAcceptCount < 3 { await Task.yield() }
+            #expect(listener.waitingAcceptCount == 3, "round \(round)")
+            // A client connects: served before the close (even rounds) or racing it (odd rounds).
+            let client = Task { () -> TCPTransport? in try? await TCPTransport.connect(host: "127.0.0.1", port: port) }
+            if round.isMultiple(of: 2) {
+                for _ in 0..<1_000_000 where listener.waitingAcceptCount > 2 { await Task.yield() }
+            }
+            await listener.close()
+            var connections: [any MdocTransport] = []
+            for accept in accepts {
+                switch await accept.value {
+                case .success(let transport): connections.append(transport)
+                case .failure(let error): #expect(error == .connectionClosed, "round \(round): \(error)")
+                }
+            }
+            #expect(connections.count <= 1, "round \(round)")
+            if round.isMultiple(of: 2) { #expect(connections.count == 1, "round \(round): the client was not served") }
+            let connected = await client.value
+            if let server = connections.first, let connected {
+                try await connected.send([UInt8(round & 0xff)])
+                #expect(try await server.receive(timeout: hangGuard) == [UInt8(round & 0xff)])
+                try await server.send([0xAC])
+                #expect(try await connected.receive(timeout: hangGuard) == [0xAC])
+                served += 1
+            } else if let connected {
+                // Connected into the backlog, never accepted: the close ended it.
+                await #expect(throws: ProximityError.self) { try await connected.receive(timeout: hangGuard) }
+                refused += 1
+            }
+            for connection in connections { await connection.close() }
+            await connected?.close()
+            await #expect(throws: ProximityError.connectionClosed) { try await listener.accept(timeout: nil) }
+        }
+        #expect(served >= 50)
+        try await sentinelClient.send([1, 2, 3])
+        #expect(try await sentinelServer.receive(timeout: hangGuard) == [1, 2, 3])
+        try await sentinelServer.send([4])
+        #expect(try await sentinelClient.receive(timeout: hangGuard) == [4])
+        await sentinelClient.close()
+        await sentinelServer.close()
+        _ = refused
+    }
 }
 
 /// Wraps a connector and counts its listeners that are still open.

@@ -181,6 +181,9 @@ public final class TCPListener: MdocTransportListener {
         return TCPTransport(socket: accepted, maxMessageSize: maxMessageSize, clock: clock)
     }
 
+    /// Accepts waiting for a connection now (for tests).
+    var waitingAcceptCount: Int { incoming.waiterCount }
+
     /// Stops listening: pending accepts fail with ``ProximityError/connectionClosed``,
     /// connections not yet accepted are closed.
     public func close() async { stop() }
