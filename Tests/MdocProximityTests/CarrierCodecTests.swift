@@ -1,6 +1,8 @@
 import CBOR
 import Foundation
+import Mdoc
 import Testing
+import WalletEncoding
 @testable import MdocProximity
 
 @Suite("BLE and NFC carrier codecs")
@@ -178,5 +180,40 @@ struct CarrierCodecTests {
         #expect(throws: ProximityError.malformedFrame(.unexpectedStatus(0x6A82))) {
             try reader.handle(ResponseAPDU(statusWord: 0x6A82))
         }
+    }
+
+    @Test("the ISO 18013-5 Annex D NFC Handover Select (BLE carrier) is produced byte for byte from its DeviceEngagement and BLE parameters")
+    func annexDHandoverSelect() throws {
+        let file = "mdoc/annex_d_device_engagement.json"
+        let published = try SharedVectors.hex(file, "expected", "nfc_handover_select_message_hex")
+        // The QR DeviceEngagement of Annex D D.3.1: BLE, mdoc central client mode with its UUID.
+        let qrEngagement = try DeviceEngagement(encoded: try SharedVectors.hex(file, "expected", "device_engagement_hex"))
+        let method = try #require(qrEngagement.deviceRetrievalMethods.first)
+        guard case .ble(_, let options) = method else { Issue.record("not BLE: \(method)"); return }
+        #expect(!options.peripheralServerMode && options.centralClientMode)
+        // The same inputs give the QR DeviceEngagement back exactly.
+        #expect(DeviceEngagement(security: qrEngagement.security, deviceRetrievalMethods: [method]).encodedBytes
+                == qrEngagement.encodedBytes)
+        // Over NFC the carriers travel in the Handover Select, so its DeviceEngagement has no
+        // retrieval methods (D.5.2); in negotiated handover the central client UUID is the
+        // reader's (§8.3.3.1.1.2), so the carrier leaves it out. The LE address (random,
+        // least significant byte first) is the one Annex D's mdoc announces.
+        let annexDAddress: [UInt8] = [0x28, 0x12, 0x8b, 0x37, 0x28, 0x28, 0x01]
+        guard case .ble(var oob) = try #require(HandoverCarrier(mdocRetrievalMethod: method, negotiated: true)) else {
+            Issue.record("no BLE carrier for \(method)"); return
+        }
+        #expect(oob == BLEOutOfBandData(role: .centralOnly))
+        oob.deviceAddress = annexDAddress
+        let nfcEngagement = DeviceEngagement(security: qrEngagement.security)
+        let built = try ConnectionHandover.handoverSelect(deviceEngagement: nfcEngagement, carriers: [.ble(oob)])
+        #expect(Hex.encode(built) == Hex.encode(published))
+        #expect(built.count == 195)
+        // And it reads back as what it was built from.
+        let parsed = try ConnectionHandover.parseHandoverSelect(published)
+        #expect(parsed.version == 0x15)
+        #expect(parsed.carriers.map(\.powerState) == [.active])
+        #expect(parsed.carriers.map(\.carrier) == [.ble(oob)])
+        #expect(parsed.deviceEngagement.encodedBytes == nfcEngagement.encodedBytes)
+        #expect(parsed.deviceEngagement.security.eDeviceKeyBytes == (try SharedVectors.hex(file, "expected", "e_device_key_bytes_hex")))
     }
 }

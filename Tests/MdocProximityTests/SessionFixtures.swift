@@ -3,6 +3,7 @@ import COSE
 import Foundation
 import Mdoc
 import WalletCrypto
+import WalletRuntime
 @testable import MdocProximity
 
 /// Issuer PKI, a holder credential and a reader, shared by the end-to-end tests.
@@ -54,20 +55,21 @@ enum Carrier: String, CaseIterable, Sendable, CustomStringConvertible {
     case blePeripheralServer, bleCentralClient, inMemory, tcp
     var description: String { rawValue }
 
-    /// The holder's and the reader's connectors (one object for the test carriers).
-    func connectors() -> (holder: any MdocTransportConnector, reader: any MdocTransportConnector) {
+    /// The holder's and the reader's connectors (one object for the test carriers), their
+    /// waits timed by `clock`.
+    func connectors(clock: any WalletClock = SystemClock()) -> (holder: any MdocTransportConnector, reader: any MdocTransportConnector) {
         switch self {
         case .inMemory:
-            let exchange = InMemoryTransport.Exchange()
+            let exchange = InMemoryTransport.Exchange(clock: clock)
             return (exchange, exchange)
         case .tcp:
-            let tcp = TCPConnector()
+            let tcp = TCPConnector(clock: clock)
             return (tcp, tcp)
         case .blePeripheralServer, .bleCentralClient:
             let air = SimulatedBLEAir(mtu: 64)
             let mode: BLEMode = self == .blePeripheralServer ? .peripheralServer : .centralClient
-            return (BLEConnector(party: .mdoc, modes: [mode]) { air.makeRadio() },
-                    BLEConnector(party: .reader, modes: [mode]) { air.makeRadio() })
+            return (BLEConnector(party: .mdoc, modes: [mode], clock: clock) { air.makeRadio() },
+                    BLEConnector(party: .reader, modes: [mode], clock: clock) { air.makeRadio() })
         }
     }
 

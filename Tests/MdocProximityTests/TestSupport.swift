@@ -162,10 +162,7 @@ final class Gate: Sendable {
     func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let (proceed, arrived) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
-                state.arrivals += 1
-                let count = state.arrivals
-                let arrived = state.arrivalWatchers.filter { $0.count <= count }.map(\.continuation)
-                state.arrivalWatchers.removeAll { $0.count <= count }
+                let arrived = Self.arrive(&state)
                 if state.open { return (true, arrived) }
                 state.waiters.append(continuation)
                 return (false, arrived)
@@ -173,6 +170,21 @@ final class Gate: Sendable {
             for watcher in arrived { watcher.resume() }
             if proceed { continuation.resume() }
         }
+    }
+
+    /// Records an arrival without waiting (a signal that something happened; nothing
+    /// is left suspended on a gate nobody opens).
+    func arrive() {
+        let arrived = state.withLock { Self.arrive(&$0) }
+        for watcher in arrived { watcher.resume() }
+    }
+
+    private static func arrive(_ state: inout State) -> [CheckedContinuation<Void, Never>] {
+        state.arrivals += 1
+        let count = state.arrivals
+        let arrived = state.arrivalWatchers.filter { $0.count <= count }.map(\.continuation)
+        state.arrivalWatchers.removeAll { $0.count <= count }
+        return arrived
     }
 
     func open() {
@@ -222,7 +234,7 @@ final class GatedConnector: MdocTransportConnector {
     func connect(to endpoint: TransportEndpoint, context: ConnectionContext,
                  timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
         if gateConnect { await connectGate.wait() }
-        defer { if gateConnect { Task { [connectReturned] in await connectReturned.wait() } } }
+        defer { if gateConnect { Task { [connectReturned] in connectReturned.arrive() } } }
         if failConnect { throw .connectionClosed }
         return try await exchange.connect(to: endpoint, timeout: timeout)
     }
@@ -243,5 +255,25 @@ final class GatedConnector: MdocTransportConnector {
             if let gate { await gate.wait() }
             await inner.close()
         }
+    }
+}
+
+/// The shared test vectors, `../shared/vectors` beside the package (read as the Mdoc
+/// tests read them: WalletEncoding's JSON parser and hex decoder).
+enum SharedVectors {
+    static let directory: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/vectors")
+
+    struct Missing: Error, CustomStringConvertible { let description: String }
+
+    /// `section.key` of the vector file at `relativePath`, hex-decoded.
+    static func hex(_ relativePath: String, _ section: String, _ key: String) throws -> [UInt8] {
+        let data = try Data(contentsOf: directory.appendingPathComponent(relativePath))
+        let root = try JSONValue.parse([UInt8](data))
+        guard let text = root[section]?[key]?.stringValue, let bytes = Hex.decode(text) else {
+            throw Missing(description: "no hex \(section).\(key) in \(relativePath)")
+        }
+        return bytes
     }
 }

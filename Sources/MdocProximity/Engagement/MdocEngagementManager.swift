@@ -167,7 +167,11 @@ public actor MdocEngagementManager {
     /// Closes the QR sheet: QR engagements that no reader connected to are closed (as
     /// are finished ones); a session a reader started through a QR code goes on.
     public func closeQrEngagement() async {
-        for id in order where entries[id]?.engagement.type == .qr && entries[id]?.stage != .transferring {
+        for id in order where entries[id]?.engagement.type == .qr {
+            // A session that already ended is finished, even before its end was processed
+            // here: the app dismisses the sheet on the terminal state it just saw.
+            if entries[id]?.stage == .transferring, let transfer = entries[id]?.engagement.transferManager,
+               await transfer.phase != .ended { continue }
             await close(id)
         }
     }
@@ -175,11 +179,17 @@ public actor MdocEngagementManager {
     /// Closes every engagement; a request waiting for consent is declined, any other
     /// session in progress is canceled.
     public func closeAll() async {
-        for id in order { await close(id) }
+        for id in order { await close(id, resumingOthers: false) }
     }
 
-    /// Closes one engagement and its session.
+    /// Closes one engagement and its session. Closing the engagement whose session
+    /// transfers ends that session as its end would: the engagements it suspended resume,
+    /// one created meanwhile becomes active.
     public func close(_ id: EngagementID) async {
+        await close(id, resumingOthers: true)
+    }
+
+    private func close(_ id: EngagementID, resumingOthers: Bool) async {
         guard let entry = entries.removeValue(forKey: id) else { return }
         order.removeAll { $0 == id }
         for task in entry.tasks { task.cancel() }
@@ -188,8 +198,19 @@ public actor MdocEngagementManager {
             if await transfer.phase == .awaitingConsent { try? await transfer.decline() } else { await transfer.close() }
         }
         for listener in entry.listeners { await listener.close() }
-        if activeID == id { active.send(nextActive().flatMap { entries[$0]?.engagement }) }
+        // The monitor of a transferring session was cancelled with the tasks above, so
+        // `transferEnded` will not run for it: release what the session held here.
+        var resumed: [EngagementID] = []
+        var activate: EngagementID?
+        if entry.stage == .transferring, resumingOthers { (resumed, activate) = releaseSuspended() }
+        if let activate, let engagement = entries[activate]?.engagement {
+            active.send(engagement)
+        } else if activeID == id {
+            active.send(nextActive().flatMap { entries[$0]?.engagement })
+        }
+        // One UI step for the close and the new active engagement; the resumptions after it.
         publish(id, .closed)
+        for other in resumed { publish(other, .resumed) }
         eventHub.prune(id)
     }
 
@@ -219,7 +240,10 @@ public actor MdocEngagementManager {
 
     /// Adds an engagement. While another session transfers it waits suspended;
     /// otherwise finished sessions leave the screen and it becomes active as the rules say.
-    private func insert(_ entry: Entry, announcing kind: MdocEngagementEvent.Kind?, byApp: Bool = true) {
+    /// `announcedLater`: the caller publishes the announcement (and, while another
+    /// session transfers, the suspension after it) once the engagement can be reached.
+    private func insert(_ entry: Entry, announcing kind: MdocEngagementEvent.Kind?, byApp: Bool = true,
+                        announcedLater: Bool = false) {
         let id = entry.engagement.id
         let deferred = isTransferring
         if !deferred, byApp {
@@ -231,6 +255,10 @@ public actor MdocEngagementManager {
             entry.engagement.setSuspended(true)
             entries[id]?.autoSuspended = true
             entries[id]?.activatesAfterTransfer = byApp && entry.engagement.type != .nfc
+            if announcedLater {
+                eventHub.updateContext(context)
+                return
+            }
             if let kind { publish(id, kind) }
             publish(id, .suspended)
             return
@@ -278,7 +306,8 @@ public actor MdocEngagementManager {
                           handover: select.map { .nfc(handoverSelect: $0, handoverRequest: nil) } ?? .qr)
         entry.listeners = listeners
         entry.nfcListener = nfcListener
-        insert(entry, announcing: .nfcEngagement, byApp: byApp)
+        insert(entry, announcing: nil, byApp: byApp, announcedLater: true)
+        let waitsSuspended = entries[id]?.autoSuspended == true
         if !listeners.isEmpty { startAccepting(id) }
         let tagHandover: NFCTagCore.Handover
         var negotiation: (@Sendable (HandoverRequest) async -> [UInt8]?)?
@@ -295,6 +324,14 @@ public actor MdocEngagementManager {
         let arming = NFCArming(engagementId: id, handover: tagHandover, clock: clock, negotiate: negotiation,
                                onHandover: onHandover, onDataTransfer: onDataTransfer)
         await nfc.arm(arming)
+        // Announced ("hold near reader") only once a tap reaches this engagement: a re-armed
+        // engagement's announcement is the app's and the tests' sign that NFC is ready again.
+        guard entries[id] != nil else {
+            await nfc.disarm(id)   // closed while arming
+            return created
+        }
+        publish(id, .nfcEngagement)
+        if waitsSuspended { publish(id, .suspended) }
         return created
     }
 
@@ -482,6 +519,9 @@ public actor MdocEngagementManager {
         entries[id]?.stage = .transferring
         // The connection and the switch of the active engagement are one UI step.
         if activeID != id { active.send(entry.engagement) }
+        // A reader connecting to another engagement takes the screen from finished
+        // sessions: they leave (or NFC re-armed after each session would pile them up).
+        for finished in order where finished != id && entries[finished]?.stage == .finished { drop(finished) }
         if entry.engagement.type == .nfc {
             publish(id, .connected(transport.transmissionType))
         } else if entry.readerEngagement == nil {
@@ -515,23 +555,33 @@ public actor MdocEngagementManager {
         guard let entry = entries[id], entry.stage == .transferring else { return }
         entries[id]?.stage = .finished
         entries[id]?.tasks.removeAll()
+        let (resumed, activate) = releaseSuspended()
+        for other in resumed { publish(other, .resumed) }
+        if let activate, let engagement = entries[activate]?.engagement {
+            active.send(engagement)
+            eventHub.updateContext(context)
+        }
+        if entry.engagement.type == .nfc { await rearmNFC(after: id) }
+    }
+
+    /// Resumes the engagements suspended for a session that ended (without events: the
+    /// caller publishes them), starts the reverse engagements that waited for it, and
+    /// returns those resumed and the one created meanwhile that becomes active.
+    private func releaseSuspended() -> (resumed: [EngagementID], activate: EngagementID?) {
+        var resumed: [EngagementID] = []
         var activate: EngagementID?
         for other in order where entries[other]?.autoSuspended == true {
             guard let otherEntry = entries[other] else { continue }
             entries[other]?.autoSuspended = false
             otherEntry.engagement.setSuspended(false)
-            publish(other, .resumed)
+            resumed.append(other)
             if otherEntry.activatesAfterTransfer {
                 entries[other]?.activatesAfterTransfer = false
                 activate = other
                 if otherEntry.connectEndpoint != nil, otherEntry.readerEngagement != nil { startConnecting(other) }
             }
         }
-        if let activate, let engagement = entries[activate]?.engagement {
-            active.send(engagement)
-            eventHub.updateContext(context)
-        }
-        if entry.engagement.type == .nfc { await rearmNFC(after: id) }
+        return (resumed, activate)
     }
 
     /// Arms a fresh NFC engagement after one finished, in the background.

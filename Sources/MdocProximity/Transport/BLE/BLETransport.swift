@@ -214,25 +214,72 @@ public struct BLEConnector: MdocTransportConnector {
             options = .init(peripheralServerMode: false, centralClientMode: true, centralClientUUID: uuid.bytes)
         }
         let ident = mode == .centralClient ? context.eDeviceKeyBytes.map { BLEIdent.value(eDeviceKeyBytes: $0) } : nil
-        let transport = BLETransport(machine: BLEGattMachine(role: role, mode: mode, serviceUUID: uuid, ident: ident,
-                                                             l2capPSM: role == .server ? l2capPSM : nil, useL2CAP: useL2CAP),
-                                     radio: makeRadio(), clock: clock)
-        transport.start()
-        return BLEListener(endpoint: .ble(options), transport: transport)
+        let psm = role == .server ? l2capPSM : nil
+        let link: @Sendable () -> BLETransport = { [makeRadio, clock, useL2CAP] in
+            BLETransport(machine: BLEGattMachine(role: role, mode: mode, serviceUUID: uuid, ident: ident, l2capPSM: psm,
+                                                 useL2CAP: useL2CAP),
+                         radio: makeRadio(), clock: clock)
+        }
+        return BLEListener(endpoint: .ble(options), makeLink: link)
     }
 }
 
-/// A BLE link waiting for its peer: the advertisement or scan is already running.
-struct BLEListener: MdocTransportListener {
+/// A BLE link waiting for its peer under the engagement's service UUID: the
+/// advertisement or scan runs from the moment the listener exists.
+///
+/// A link that ``accept(timeout:)`` handed out belongs to its session (or to the
+/// holder that refused it: a suspended engagement closes the reader's link and accepts
+/// again); the next accept advertises or scans anew under the same UUID, so the code an
+/// engagement shows stays reachable for as long as it listens.
+final class BLEListener: MdocTransportListener {
     let endpoint: TransportEndpoint
-    let transport: BLETransport
+    private let makeLink: @Sendable () -> BLETransport
+    private struct State {
+        var waiting: BLETransport?
+        var closed = false
+    }
+    private let state = LockedBox(State())
+
+    init(endpoint: TransportEndpoint, makeLink: @escaping @Sendable () -> BLETransport) {
+        self.endpoint = endpoint
+        self.makeLink = makeLink
+        let first = makeLink()
+        state.withLock { $0.waiting = first }
+        first.start()
+    }
 
     func accept(timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
-        try await transport.waitUntilEstablished(timeout: timeout)
-        return transport
+        let (link, fresh) = state.withLock { state -> (BLETransport?, Bool) in
+            guard !state.closed else { return (nil, false) }
+            if let waiting = state.waiting { return (waiting, false) }
+            let link = makeLink()
+            state.waiting = link
+            return (link, true)
+        }
+        guard let link else { throw .connectionClosed }
+        if fresh { link.start() }
+        do {
+            try await link.waitUntilEstablished(timeout: timeout)
+        } catch {
+            // A link that ended before the transfer began cannot be reached again.
+            if error != .cancelled, !error.isTimeout { state.withLock { if $0.waiting === link { $0.waiting = nil } } }
+            throw error
+        }
+        state.withLock { if $0.waiting === link { $0.waiting = nil } }
+        return link
     }
 
+    /// Stops advertising or scanning; a link already handed out is its session's.
     func close() async {
-        if transport.phase != .transferring { await transport.close() }
+        let waiting = state.withLock { state -> BLETransport? in
+            state.closed = true
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        await waiting?.close()
     }
+}
+
+extension ProximityError {
+    var isTimeout: Bool { if case .timeout = self { return true } else { return false } }
 }

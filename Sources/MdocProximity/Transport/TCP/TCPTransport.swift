@@ -42,9 +42,20 @@ public final class TCPTransport: MdocTransport {
     public static func connect(host: String, port: UInt16, timeout: Duration? = nil,
                                maxMessageSize: Int = defaultMaxMessageSize,
                                clock: any WalletClock = SystemClock()) async throws(ProximityError) -> TCPTransport {
+        try await connect(host: host, port: port, timeout: timeout, maxMessageSize: maxMessageSize, clock: clock,
+                          dial: SocketHandle.connect(host:port:))
+    }
+
+    /// The blocking connect, run on its own thread (tests hold it to reproduce a peer
+    /// that never answers).
+    typealias Dial = @Sendable (_ host: String, _ port: UInt16) -> Result<SocketHandle, ProximityError>
+
+    /// Connects with `dial`, giving up after `timeout` of `clock`.
+    static func connect(host: String, port: UInt16, timeout: Duration?, maxMessageSize: Int, clock: any WalletClock,
+                        dial: @escaping Dial) async throws(ProximityError) -> TCPTransport {
         let outcome = Mailbox<Result<SocketHandle, ProximityError>>(clock: clock)
         let thread = Thread {
-            let result = SocketHandle.connect(host: host, port: port)
+            let result = dial(host, port)
             if !outcome.push(result), case .success(let socket) = result { socket.release() }   // abandoned
         }
         thread.stackSize = 128 * 1024
@@ -170,6 +181,9 @@ public final class TCPListener: MdocTransportListener {
         return TCPTransport(socket: accepted, maxMessageSize: maxMessageSize, clock: clock)
     }
 
+    /// Accepts waiting for a connection now (for tests).
+    var waitingAcceptCount: Int { incoming.waiterCount }
+
     /// Stops listening: pending accepts fail with ``ProximityError/connectionClosed``,
     /// connections not yet accepted are closed.
     public func close() async { stop() }
@@ -209,13 +223,21 @@ public struct TCPConnector: MdocTransportConnector {
     /// The largest message accepted.
     public let maxMessageSize: Int
     private let clock: any WalletClock
+    private let dial: TCPTransport.Dial
 
     /// A connector binding `host` (loopback by default), with timeouts on `clock`.
     public init(host: String = "127.0.0.1", maxMessageSize: Int = TCPTransport.defaultMaxMessageSize,
                 clock: any WalletClock = SystemClock()) {
+        self.init(host: host, maxMessageSize: maxMessageSize, clock: clock, dial: SocketHandle.connect(host:port:))
+    }
+
+    /// A connector whose connects go through `dial` (tests: a peer that never answers).
+    init(host: String = "127.0.0.1", maxMessageSize: Int = TCPTransport.defaultMaxMessageSize, clock: any WalletClock,
+         dial: @escaping TCPTransport.Dial) {
         self.host = host
         self.maxMessageSize = maxMessageSize
         self.clock = clock
+        self.dial = dial
     }
 
     /// TCP endpoints only.
@@ -226,7 +248,7 @@ public struct TCPConnector: MdocTransportConnector {
                         timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
         guard let address = endpoint.tcpAddress else { throw .transportFailed(.unsupportedEndpoint) }
         return try await TCPTransport.connect(host: address.host, port: address.port, timeout: timeout,
-                                              maxMessageSize: maxMessageSize, clock: clock)
+                                              maxMessageSize: maxMessageSize, clock: clock, dial: dial)
     }
 
     /// Listens on a free port.
