@@ -101,6 +101,17 @@ public final class Wallet: Sendable {
         proximityRecorder.stop()
     }
 
+    /// Ends what the wallet has open: every proximity engagement (a request waiting for
+    /// consent is declined, a session in progress canceled), the transaction log's
+    /// observer, and the databases, checkpointed and closed. Call it before removing or
+    /// moving the storage folder; the wallet is not to be used afterwards.
+    public func close() async {
+        await proximity.closeAll()
+        proximityRecorder.stop()
+        await store.close()
+        if let area = secureArea as? SoftwareSecureArea { await area.close() }
+    }
+
     /// Checks the storage: the database's integrity, and that keys and credentials
     /// agree (no key without a credential, no credential without its keys).
     public func verifyStorage() async throws(WalletError) -> StorageReport {

@@ -263,6 +263,7 @@ struct DemoRun {
         } catch {
             throw .failed("demo: cannot read the wallet store (\(error))")
         }
+        await wallet.close()   // nothing writes into the folder once it is removed
         return report
     }
 

@@ -467,17 +467,17 @@ struct LifecycleTests {
             pending = Task { try await reader.request([SessionFixtures.request()]) }
             _ = await prompt.value               // a session waits for consent
         }
-        for _ in 0..<100_000 where weakManager != nil { await Task.yield() }
+        await poll { weakManager == nil }
         #expect(weakManager == nil)
         // Its deinit ended the session and closed its listeners.
         await #expect(throws: ProximityError.self) { try await pending.value }
-        for _ in 0..<100_000 where exchange.listenerCount > 0 { await Task.yield() }
+        await poll { exchange.listenerCount == 0 }
         #expect(exchange.listenerCount == 0)
     }
 
     // MARK: TCP listener close vs. the accept thread
 
-    @Test("closing a TCP listener while accepts are in flight, 100 times: every accept ends with a connection or .connectionClosed, no socket is disturbed")
+    @Test("closing a TCP listener while accepts are in flight, 30 times: every accept ends with a connection or .connectionClosed, no socket is disturbed")
     func tcpListenerCloseRacesAccept() async throws {
         // A pair opened first: a stray close or shutdown of a reused descriptor number would break it.
         let sentinelListener = try TCPListener()
@@ -487,7 +487,7 @@ struct LifecycleTests {
         let sentinelServer = try await sentinelAccepted
         await sentinelListener.close()
         var served = 0, refused = 0
-        for round in 0..<100 {
+        for round in 0..<30 {
             let listener = try TCPListener()
             let port = try #require(listener.endpoint.tcpAddress).port
             let accepts = (0..<3).map { _ in
@@ -495,12 +495,12 @@ struct LifecycleTests {
                     do throws(ProximityError) { return .success(try await listener.accept(timeout: nil)) } catch { return .failure(error) }
                 }
             }
-            for _ in 0..<1_000_000 where listener.waitingAcceptCount < 3 { await Task.yield() }
+            await poll { listener.waitingAcceptCount >= 3 }
             #expect(listener.waitingAcceptCount == 3, "round \(round)")
             // A client connects: served before the close (even rounds) or racing it (odd rounds).
             let client = Task { () -> TCPTransport? in try? await TCPTransport.connect(host: "127.0.0.1", port: port) }
             if round.isMultiple(of: 2) {
-                for _ in 0..<1_000_000 where listener.waitingAcceptCount > 2 { await Task.yield() }
+                await poll { listener.waitingAcceptCount <= 2 }
             }
             await listener.close()
             var connections: [any MdocTransport] = []
@@ -528,7 +528,7 @@ struct LifecycleTests {
             await connected?.close()
             await #expect(throws: ProximityError.connectionClosed) { try await listener.accept(timeout: nil) }
         }
-        #expect(served >= 50)
+        #expect(served >= 15)   // every even round serves its client
         try await sentinelClient.send([1, 2, 3])
         #expect(try await sentinelServer.receive(timeout: hangGuard) == [1, 2, 3])
         try await sentinelServer.send([4])

@@ -277,3 +277,14 @@ enum SharedVectors {
         return bytes
     }
 }
+
+/// Waits until `condition` holds, checking every millisecond for at most the hang guard.
+/// The pause only paces the checks (a spin of `Task.yield()` would hold a thread of the
+/// two-thread cooperative pool and starve every other test); the outcome depends on the
+/// condition, never on the time, and the caller's expectation says what it needed.
+func poll(_ condition: () -> Bool) async {
+    let checks = Int(hangGuard.components.seconds) * 1000
+    for _ in 0..<checks where !condition() {
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+}

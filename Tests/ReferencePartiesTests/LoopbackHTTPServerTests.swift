@@ -307,11 +307,14 @@ struct LoopbackHTTPServerTests {
     }
 
     @Test("starting and stopping 50 times leaves no descriptor, thread or socket behind (in a child process)")
-    func noLeaks() throws {
+    func noLeaks() async throws {
         let (child, pipe) = try launchTestChild(filter: "LoopbackChildProcess/leakProbe",
                                                 environment: ["WALLET_REFHTTP_LEAK_PROBE": "50"])
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        child.waitUntilExit()
+        let output = await offPool { () -> String in
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.waitUntilExit()
+            return text
+        }
         let line = try #require(output.split(separator: "\n").first { $0.hasPrefix("leak-probe ") }, "child output: \(output)")
         let values = Dictionary(uniqueKeysWithValues: line.split(separator: " ").dropFirst().compactMap { pair -> (String, Int)? in
             let parts = pair.split(separator: "=")
@@ -329,6 +332,16 @@ struct LoopbackHTTPServerTests {
 }
 
 /// Runs this test binary again as a child process, selecting one test by `filter`.
+/// Runs `body` (a blocking read of a child's output, a wait for its exit) on a thread of
+/// its own: blocking a thread of the cooperative pool (on Linux, dispatch's root-queue
+/// workers, two on a 2-core machine) for a child's lifetime would stall every other
+/// test's tasks, and their loopback requests would time out.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
 func launchTestChild(filter: String, environment: [String: String]) throws -> (Process, Pipe) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()

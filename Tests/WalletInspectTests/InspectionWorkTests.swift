@@ -1,4 +1,5 @@
 import CBOR
+import Foundation
 import Testing
 import WalletInspect
 
@@ -82,11 +83,26 @@ struct InspectionWorkTests {
         return bytes
     }
 
-    /// Inspects `input` and checks the counted figures against its size.
+    /// Runs `body` on a thread of its own: seconds of synchronous work (a debug build
+    /// rendering 8 MiB) on a thread of the cooperative pool (on Linux, dispatch's
+    /// root-queue workers, two on a 2-core machine) would stall every other test's tasks
+    /// and turn their request timeouts into failures.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws(InspectionError) -> T) async throws(InspectionError) -> T {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, InspectionError>, Never>) in
+            Thread {
+                do throws(InspectionError) { continuation.resume(returning: .success(try body())) } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }.start()
+        }
+        return try result.get()
+    }
+
+    /// Inspects `input` (off the cooperative pool) and checks the counted figures against its size.
     static func inspect(_ input: [UInt8], options: CBORDiagnosticOptions = pretty, read: Int, allocated: Int,
-                        sourceLocation: SourceLocation = #_sourceLocation) throws -> InspectionRendering {
+                        sourceLocation: SourceLocation = #_sourceLocation) async throws -> InspectionRendering {
         let n = input.count
-        let rendering = try Inspection.inspect(text: nil, bytes: input, options: options)
+        let rendering = try await offPool { () throws(InspectionError) in try Inspection.inspect(text: nil, bytes: input, options: options) }
         print("inspect \(n) bytes: read \(rendering.work.bytesRead) (\(rendering.work.bytesRead / n)n),"
               + " allocated \(rendering.work.bytesAllocated) (\(rendering.work.bytesAllocated / n)n), limit \(rendering.limit)")
         #expect(rendering.work.bytesRead <= read * n, "bytes read", sourceLocation: sourceLocation)
@@ -97,24 +113,25 @@ struct InspectionWorkTests {
     }
 
     @Test("8 MiB of nested tag-24 byte strings through Inspection.render: every level expanded, reading at most 3n and allocating at most 12n")
-    func nestedTag24() throws {
+    func nestedTag24() async throws {
         let input = Self.nestedTag24(levels: 120, payload: 8 << 20)
         #expect(input.count > 8 << 20)
-        let rendering = try Self.inspect(input, read: 3, allocated: 12)
+        let rendering = try await Self.inspect(input, read: 3, allocated: 12)
         // (Booleans first: a failed expectation would print the whole text.)
         let expandedEveryLevel = rendering.text.hasPrefix(String(repeating: "24(<< ", count: 120) + "h'abab")
             && rendering.text.hasSuffix("'" + String(repeating: " >>)", count: 120))
         #expect(expandedEveryLevel)
         // The same path as the command: render gives the same text.
-        let same = try Inspection.render(text: nil, bytes: input, options: Self.pretty) == rendering.text
+        let same = try await Self.offPool { () throws(InspectionError) in try Inspection.render(text: nil, bytes: input, options: Self.pretty) }
+            == rendering.text
         #expect(same)
     }
 
     @Test("8 MiB of COSE_Sign1 nested through their payloads (as issuerAuth carries the MSO): summarised, reading at most 8n and allocating at most 28n")
-    func nestedSign1() throws {
+    func nestedSign1() async throws {
         let input = Self.nestedSign1(levels: 120, payload: 8 << 20)
         #expect(input.count > 8 << 20)
-        let rendering = try Self.inspect(input, read: 8, allocated: 28)
+        let rendering = try await Self.inspect(input, read: 8, allocated: 28)
         // The outermost message is summarised, with its payload (the next message) rendered under it.
         let text = rendering.text
         let summarised = text.hasPrefix("18([") && text.contains("\n\nCOSE_Sign1\n  algorithm: es256\n  kid: 6b6964\n  payload: ")
@@ -123,28 +140,29 @@ struct InspectionWorkTests {
     }
 
     @Test("8 MiB under 120 levels of COSE_Sign1 look-alikes refused by their headers: searched, never copied, at most 3n read and 12n allocated")
-    func nestedLookalikes() throws {
+    func nestedLookalikes() async throws {
         let input = Self.nestedLookalikes(levels: 120, payload: 8 << 20)
         #expect(input.count > 8 << 20)
-        let rendering = try Self.inspect(input, read: 3, allocated: 12)
+        let rendering = try await Self.inspect(input, read: 3, allocated: 12)
         let shownUnsummarised = !rendering.text.contains("COSE_Sign1") && rendering.text.contains("h'abab")
         #expect(shownUnsummarised)
     }
 
     @Test("8 MiB of COSE_Sign1 whose payloads pretty-print 50 times larger: one budget for all summaries gives workLimitExceeded; on one line it stays within 8n read and 120n allocated")
-    func amplifyingSummaries() throws {
+    func amplifyingSummaries() async throws {
         let input = Self.manyAmplifyingSign1(count: (8 << 20) / 70)
         let n = input.count
         #expect(n > 8_000_000)
-        #expect(throws: InspectionError.workLimitExceeded(limit: Inspection.workLimit(forInputSize: n))) {
-            try Inspection.inspect(text: nil, bytes: input, options: Self.pretty)
+        let limit = InspectionError.workLimitExceeded(limit: Inspection.workLimit(forInputSize: n))
+        await #expect(throws: limit) {
+            try await Self.offPool { () throws(InspectionError) in try Inspection.inspect(text: nil, bytes: input, options: Self.pretty) }
         }
-        #expect(throws: InspectionError.workLimitExceeded(limit: Inspection.workLimit(forInputSize: n))) {
-            try Inspection.render(text: nil, bytes: input, options: Self.pretty)
+        await #expect(throws: limit) {
+            try await Self.offPool { () throws(InspectionError) in try Inspection.render(text: nil, bytes: input, options: Self.pretty) }
         }
         // Most of it is node tables: every one-byte item of every payload decoded costs a
         // 64-byte node (the doubling table up to twice that), the real price of CBORItem.
-        let rendering = try Self.inspect(input, options: Self.compact, read: 8, allocated: 120)
+        let rendering = try await Self.inspect(input, options: Self.compact, read: 8, allocated: 120)
         let lastSummarised = rendering.text.contains("at [119836]: COSE_Sign1 (untagged)")
         #expect(lastSummarised)
     }

@@ -207,8 +207,11 @@ struct SoftwareSecureAreaTests {
         let message = "signed in the child"
         let (child, pipe) = try launchTestChild(
             filter: "StorageChildProcess/keyChild", environment: ["WALLET_STORAGE_KEYS_CHILD": url.path, "WALLET_STORAGE_MESSAGE": message])
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        child.waitUntilExit()
+        let output = await offPool { () -> String in
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.waitUntilExit()
+            return text
+        }
         #expect(child.terminationReason == .exit && child.terminationStatus == 0, "child output: \(output)")
         var signatures: [String: [UInt8]] = [:]
         for line in output.split(separator: "\n") where line.hasPrefix("signature ") {

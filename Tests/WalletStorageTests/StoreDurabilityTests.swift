@@ -118,18 +118,20 @@ struct StoreDurabilityTests {
         let url = directory.appendingPathComponent("crash.sqlite")
         let (child, pipe) = try launchTestChild(
             filter: "StorageChildProcess/saveLoopChild", environment: ["WALLET_STORAGE_CHILD": url.path])
-        var output = ""
-        var committed = 0
         let reader = pipe.fileHandleForReading
-        while committed < 60 {
-            let data = reader.availableData
-            if data.isEmpty { break }   // the child ended early: the checks below will say why
-            output += String(decoding: data, as: UTF8.self)
-            committed = output.components(separatedBy: "committed ").count - 1
+        let output = await offPool { () -> String in
+            var output = ""
+            var committed = 0
+            while committed < 60 {
+                let data = reader.availableData
+                if data.isEmpty { break }   // the child ended early: the checks below will say why
+                output += String(decoding: data, as: UTF8.self)
+                committed = output.components(separatedBy: "committed ").count - 1
+            }
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            return output + String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
         }
-        kill(child.processIdentifier, SIGKILL)
-        child.waitUntilExit()
-        output += String(decoding: reader.readDataToEndOfFile(), as: UTF8.self)
         #expect(child.terminationReason == .uncaughtSignal && child.terminationStatus == SIGKILL)
         let reported = output.split(separator: "\n").compactMap { line -> Int? in
             guard line.hasPrefix("committed cred-") else { return nil }

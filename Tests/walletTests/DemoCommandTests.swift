@@ -36,7 +36,7 @@ struct DemoCommandTests {
         process.standardError = err
         try process.run()
         let halted = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread {
                 var text = ""
                 while true {
                     let chunk = err.fileHandleForReading.availableData
@@ -44,7 +44,7 @@ struct DemoCommandTests {
                     text += String(decoding: chunk, as: UTF8.self)
                     if text.contains("halted at \(checkpoint)\n") { continuation.resume(returning: true); return }
                 }
-            }
+            }.start()
         }
         if halted { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()

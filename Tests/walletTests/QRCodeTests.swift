@@ -8,7 +8,7 @@ struct QRCodeTests {
 
     @Test("a QR code of an offer URI decodes back to the same text with zbarimg (an independent decoder)",
           .enabled(if: zbarimg != nil, "zbar-tools is not installed (.ci/run installs it)"))
-    func roundTripThroughZbar() throws {
+    func roundTripThroughZbar() async throws {
         let text = "openid-credential-offer://?credential_offer_uri=http%3A%2F%2F127.0.0.1%3A8080%2Foffers%2F7f3c2a"
         let code = try #require(QRCode(text))
         #expect(code.modules.count == code.size * code.size)
@@ -25,8 +25,8 @@ struct QRCodeTests {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let decoded = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let decoded = String(decoding: await WalletProcess.readAll(output.fileHandleForReading), as: UTF8.self)
+        process.waitUntilExit()   // the pipe's end of file: the child has exited
         #expect(process.terminationStatus == 0)
         #expect(decoded.trimmingCharacters(in: .newlines) == text)
     }

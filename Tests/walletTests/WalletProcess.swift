@@ -51,10 +51,11 @@ enum WalletProcess {
                    stderr: String(decoding: errors, as: UTF8.self).split(separator: "\n").map(String.init))
     }
 
-    /// Everything `handle` yields until end of file, read on a dispatch thread.
+    /// Everything `handle` yields until end of file, read on a thread of its own (not one of
+    /// the few that run every test's tasks).
     static func readAll(_ handle: FileHandle) async -> [UInt8] {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: Array(handle.readDataToEndOfFile())) }
+            Thread { continuation.resume(returning: Array(handle.readDataToEndOfFile())) }.start()
         }
     }
 }
