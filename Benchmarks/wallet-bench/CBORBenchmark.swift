@@ -74,7 +74,7 @@ enum CBORBenchmark {
                 t = time.perf_counter(); f(); samples.append(time.perf_counter() - t)
             return statistics.median(samples)
         value = cbor2.loads(data)
-        detail(median(lambda: cbor2.loads(data)), median(lambda: cbor2.dumps(value)))
+        print(median(lambda: cbor2.loads(data)), median(lambda: cbor2.dumps(value)))
         """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)

@@ -97,7 +97,7 @@ enum SDJWTBenchmark {
             SDJWTHolder(issuance).create_presentation(disclose, "bench-nonce", "https://verifier.example", holder)
         def verify():
             SDJWTVerifier(presentation, lambda iss, h: issuer, "https://verifier.example", "bench-nonce").get_verified_payload()
-        detail(median(present), median(verify))
+        print(median(present), median(verify))
         """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
