@@ -72,7 +72,8 @@ let package = Package(
                                                          "WalletStorage", "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime",
                                                          "WalletInspect"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
-                                                               "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime"],
+                                                               "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime",
+                                                               "CSQLite"],
                           path: "Benchmarks/wallet-bench"),
 
         .testTarget(name: "WalletEncodingTests", dependencies: ["WalletEncoding"]),

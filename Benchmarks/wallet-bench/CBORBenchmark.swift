@@ -4,11 +4,11 @@ import WalletCrypto
 
 /// The `cbor` case: an mdoc-like IssuerSigned document of about 100 KB.
 enum CBORBenchmark {
-    static func run(iterations: Int, python: String?) throws {
+    static func run(iterations: Int, python: String?) throws -> [BenchRow] {
         let document = try makeDocument()
         let bytes = document.encoded()
         let megabytes = Double(bytes.count) / 1_000_000
-        print("cbor: document of \(bytes.count) bytes, \(iterations) iterations, median per run")
+        detail("cbor: document of \(bytes.count) bytes, \(iterations) iterations, median per run")
 
         let decode = try medianSeconds(iterations: iterations) { blackHole(try CBOR.decode(bytes)) }
         let decodeItem = try medianSeconds(iterations: iterations) { blackHole(try CBOR.decodeItem(bytes)) }
@@ -30,19 +30,29 @@ enum CBORBenchmark {
         func line(_ name: String, _ seconds: Double) {
             let rate = megabytes / seconds
             let ratio = seconds / sha256
-            print("  " + pad(name) + String(format: "%9.1f MB/s   %6.2fx the time of the SHA-256 floor", rate, ratio))
+            detail("  " + pad(name) + String(format: "%9.1f MB/s   %6.2fx the time of the SHA-256 floor", rate, ratio))
         }
         line("decode (value)", decode)
         line("decode (exact-bytes item tree)", decodeItem)
         line("decode + every tag-24 item and MSO", decodeDeep)
         line("encode (preferred)", encode)
         line("encode (deterministic, sorted)", deterministic)
-        print("  " + pad("sha-256 (OpenSSL)") + String(format: "%9.1f MB/s   the floor: hashing the same bytes once", megabytes / sha256))
+        detail("  " + pad("sha-256 (OpenSSL)") + String(format: "%9.1f MB/s   the floor: hashing the same bytes once", megabytes / sha256))
         guard decoded.encoded() == bytes else {
             print("cbor: re-encoding did not reproduce the document")
             exit(1)
         }
-        if let python { try comparePython(python, bytes: bytes, iterations: iterations, sdkDecode: decode, sdkEncode: encode) }
+        var peer: (decode: Double, encode: Double)?
+        if let python { peer = try comparePython(python, bytes: bytes, iterations: iterations, sdkDecode: decode, sdkEncode: encode) }
+        let floor = "1 SHA-256 over the bytes"
+        return [
+            BenchRow(suite: "cbor", name: "decode + every tag-24 item and the MSO", sdkSeconds: decodeDeep,
+                     floorSeconds: sha256, floorName: floor, targetRatio: 4.0),
+            BenchRow(suite: "cbor", name: "decode (value)", sdkSeconds: decode, floorSeconds: sha256, floorName: floor,
+                     peerName: peer.map { _ in "cbor2 loads" }, peerSeconds: peer?.decode),
+            BenchRow(suite: "cbor", name: "encode (preferred)", sdkSeconds: encode, floorSeconds: sha256, floorName: floor,
+                     peerName: peer.map { _ in "cbor2 dumps" }, peerSeconds: peer?.encode),
+        ]
     }
 
     private static func pad(_ name: String) -> String {
@@ -51,7 +61,7 @@ enum CBORBenchmark {
 
     /// Runs cbor2 over the same document in the same run, for the SDK/Python ratio.
     private static func comparePython(_ python: String, bytes: [UInt8], iterations: Int,
-                                      sdkDecode: Double, sdkEncode: Double) throws {
+                                      sdkDecode: Double, sdkEncode: Double) throws -> (decode: Double, encode: Double)? {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-bench-\(UUID().uuidString).cbor")
         try Data(bytes).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
@@ -76,12 +86,13 @@ enum CBORBenchmark {
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let numbers = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
         guard process.terminationStatus == 0, numbers.count == 2 else {
-            print("  cbor2: could not run \(python) with cbor2")
-            return
+            detail("  cbor2: could not run \(python) with cbor2")
+            return nil
         }
         let megabytes = Double(bytes.count) / 1_000_000
-        print("  " + pad("cbor2 decode (Python)") + String(format: "%9.1f MB/s   SDK/cbor2 speed ratio %.2f", megabytes / numbers[0], numbers[0] / sdkDecode))
-        print("  " + pad("cbor2 encode (Python)") + String(format: "%9.1f MB/s   SDK/cbor2 speed ratio %.2f", megabytes / numbers[1], numbers[1] / sdkEncode))
+        detail("  " + pad("cbor2 decode (Python)") + String(format: "%9.1f MB/s   SDK/cbor2 speed ratio %.2f", megabytes / numbers[0], numbers[0] / sdkDecode))
+        detail("  " + pad("cbor2 encode (Python)") + String(format: "%9.1f MB/s   SDK/cbor2 speed ratio %.2f", megabytes / numbers[1], numbers[1] / sdkEncode))
+        return (numbers[0], numbers[1])
     }
 
     /// An IssuerSigned-like structure: 600 tag-24 IssuerSignedItemBytes (strings,

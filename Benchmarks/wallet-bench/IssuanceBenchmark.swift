@@ -17,10 +17,12 @@ import WalletStorage
 enum IssuanceBenchmark {
     static let batch = 50
 
-    static func run(iterations: Int, python: String?) throws {
+    static func run(iterations: Int, python: String?) throws -> [BenchRow] {
         // A session is ~100 ms of work; a handful of runs gives a stable median.
         let runs = max(3, min(iterations, 9))
-        try blocking { try await runAsync(runs: runs) }
+        let rows = LockedBox<[BenchRow]>([])
+        try blocking { let measured = try await runAsync(runs: runs); rows.withLock { $0 = measured } }
+        return rows.withLock { $0 }
     }
 
     /// An in-process client that adds up the time spent inside the issuer.
@@ -43,7 +45,7 @@ enum IssuanceBenchmark {
         }
     }
 
-    private static func runAsync(runs: Int) async throws {
+    private static func runAsync(runs: Int) async throws -> [BenchRow] {
         let issuer = try ReferenceIssuer(configuration: ReferenceIssuerConfiguration(batchSize: batch))
         let http = TimedClient(InProcessHTTPClient(handler: issuer))
         let anchors = [issuer.trustAnchors.iaca, issuer.trustAnchors.issuerRoot]
@@ -85,13 +87,15 @@ enum IssuanceBenchmark {
 
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         let walletTime = median(wallet)
-        print("issuance: a batch of \(batch) oneTime SD-JWT VCs (pre-authorized, DPoP, anchors), \(runs) sessions, median")
-        print(String(format: "  wallet side        %8.1f ms   %5.2fx the crypto floor (%.2f ms per credential)",
+        detail("issuance: a batch of \(batch) oneTime SD-JWT VCs (pre-authorized, DPoP, anchors), \(runs) sessions, median")
+        detail(String(format: "  wallet side        %8.1f ms   %5.2fx the crypto floor (%.2f ms per credential)",
                      walletTime * 1e3, walletTime / floor, walletTime * 1e3 / Double(batch)))
-        print(String(format: "  session in total   %8.1f ms   (the issuer's handling, subtracted above: %.1f ms)",
+        detail(String(format: "  session in total   %8.1f ms   (the issuer's handling, subtracted above: %.1f ms)",
                      median(total) * 1e3, median(issuerShare) * 1e3))
-        print(String(format: "  crypto floor       %8.1f ms   = %d x (P-256 keygen %.1f µs + ES256 sign %.1f µs + ES256 verify %.1f µs)",
+        detail(String(format: "  crypto floor       %8.1f ms   = %d x (P-256 keygen %.1f µs + ES256 sign %.1f µs + ES256 verify %.1f µs)",
                      floor * 1e3, batch, keyGen * 1e6, sign * 1e6, verify * 1e6))
+        return [BenchRow(suite: "issuance", name: "batch of \(batch) SD-JWT VCs, wallet side", sdkSeconds: walletTime,
+                         floorSeconds: floor, floorName: "\(batch) x (keygen, sign, verify)")]
     }
 
     /// Runs async work from the synchronous benchmark entry point.

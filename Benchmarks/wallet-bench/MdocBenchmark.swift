@@ -12,11 +12,13 @@ import WalletRuntime
 /// Each is printed against its crypto floor: the bare ECDH, HKDF, AES-GCM, SHA-256 and
 /// ECDSA operations the same work needs, timed in the same run.
 enum MdocBenchmark {
-    static func run(iterations: Int, python: String?) throws {
-        try blocking { try await runAsync(iterations: iterations) }
+    static func run(iterations: Int, python: String?) throws -> [BenchRow] {
+        let rows = LockedBox<[BenchRow]>([])
+        try blocking { let measured = try await runAsync(iterations: iterations); rows.withLock { $0 = measured } }
+        return rows.withLock { $0 }
     }
 
-    private static func runAsync(iterations: Int) async throws {
+    private static func runAsync(iterations: Int) async throws -> [BenchRow] {
         let now = Date()
         let iacaKey = try ECPrivateKey.generate(curve: .p256)
         let dsKey = try ECPrivateKey.generate(curve: .p256)
@@ -95,13 +97,19 @@ enum MdocBenchmark {
         // Reader: 1 ECDH + 2 HKDF + 1 AES-GCM open + 12 SHA-256 + 3 ECDSA verifies
         // (DS certificate, issuerAuth, deviceSignature).
         let readerFloor = ecdh + 2 * hkdf + open + digests + 3 * verify
-        print("mdoc: mDL of 12 elements (50 KB portrait), DeviceResponse \(plaintextSize) bytes, \(iterations) iterations, median per run")
-        print(String(format: "  holder: keys + build + sign + encrypt   %8.3f ms   %5.2fx its floor (%.3f ms: ECDH, 2 HKDF, ECDSA sign, AES-GCM seal)",
+        detail("mdoc: mDL of 12 elements (50 KB portrait), DeviceResponse \(plaintextSize) bytes, \(iterations) iterations, median per run")
+        detail(String(format: "  holder: keys + build + sign + encrypt   %8.3f ms   %5.2fx its floor (%.3f ms: ECDH, 2 HKDF, ECDSA sign, AES-GCM seal)",
                      holder * 1e3, holder / holderFloor, holderFloor * 1e3))
-        print(String(format: "  reader: keys + decrypt + verify         %8.3f ms   %5.2fx its floor (%.3f ms: ECDH, 2 HKDF, AES-GCM open, 12 SHA-256, 3 ECDSA verify)",
+        detail(String(format: "  reader: keys + decrypt + verify         %8.3f ms   %5.2fx its floor (%.3f ms: ECDH, 2 HKDF, AES-GCM open, 12 SHA-256, 3 ECDSA verify)",
                      reader * 1e3, reader / readerFloor, readerFloor * 1e3))
-        print(String(format: "  floor parts: ECDH %.3f ms, HKDF %.3f ms, seal %.3f ms, open %.3f ms, sign %.3f ms, verify %.3f ms, digests %.3f ms",
+        detail(String(format: "  floor parts: ECDH %.3f ms, HKDF %.3f ms, seal %.3f ms, open %.3f ms, sign %.3f ms, verify %.3f ms, digests %.3f ms",
                      ecdh * 1e3, hkdf * 1e3, seal * 1e3, open * 1e3, sign * 1e3, verify * 1e3, digests * 1e3))
+        return [
+            BenchRow(suite: "mdoc", name: "holder: keys, build, sign, encrypt", sdkSeconds: holder, floorSeconds: holderFloor,
+                     floorName: "ECDH, 2 HKDF, sign, seal", targetRatio: 1.5),
+            BenchRow(suite: "mdoc", name: "reader: keys, decrypt, verify", sdkSeconds: reader, floorSeconds: readerFloor,
+                     floorName: "ECDH, 2 HKDF, open, 12 SHA-256, 3 verify", targetRatio: 1.5),
+        ]
     }
 
 

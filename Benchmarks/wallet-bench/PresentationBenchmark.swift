@@ -16,21 +16,22 @@ import WalletStorage
 enum PresentationBenchmark {
     static let pid = "urn:eudi:pid:1"
 
-    static func run(iterations: Int, python: String?) throws {
+    static func run(iterations: Int, python: String?) throws -> [BenchRow] {
         _ = python
-        let box = LockedBox<Result<Void, any Error>?>(nil)
+        let box = LockedBox<Result<[BenchRow], any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
             do {
-                try await measure(iterations: iterations)
-                box.withLock { $0 = .success(()) }
+                let rows = try await measure(iterations: iterations)
+                box.withLock { $0 = .success(rows) }
             } catch {
                 box.withLock { $0 = .failure(error) }
             }
             done.signal()
         }
         done.wait()
-        try box.withLock { $0 }?.get()
+        guard let outcome = box.withLock({ $0 }) else { throw BenchmarkFailure() }
+        return try outcome.get()
     }
 
     /// A verifier that answers every POST with 200 and no redirect.
@@ -41,7 +42,7 @@ enum PresentationBenchmark {
     }
 
     private static func line(_ name: String, _ seconds: Double, _ floor: Double, _ what: String) {
-        print("  " + name.padding(toLength: 44, withPad: " ", startingAt: 0)
+        detail("  " + name.padding(toLength: 44, withPad: " ", startingAt: 0)
               + String(format: "%9.1f µs   %6.2fx %@", seconds * 1e6, seconds / floor, what))
     }
 
@@ -63,7 +64,7 @@ enum PresentationBenchmark {
         return samples[samples.count / 2]
     }
 
-    private static func measure(iterations: Int) async throws {
+    private static func measure(iterations: Int) async throws -> [BenchRow] {
         let now = Date()
         // The reader PKI and the signed request.
         let rootKey = try ECPrivateKey.generate(curve: .p256), leafKey = try ECPrivateKey.generate(curve: .p256)
@@ -106,8 +107,8 @@ enum PresentationBenchmark {
             claims: claims, plan: try DisclosurePlan(selectivelyDisclosable: paths), holderKey: JWK(publicKey: holder.publicKey))
         let raw = Array(issued.serialization.utf8)
 
-        print("presentation: OpenID4VP 1.0, signed request (x509_san_dns, 2-certificate chain), DCQL for 3 of 21 claims,")
-        print("  SD-JWT VC + KB-JWT, direct_post.jwt (ECDH-ES P-256, A128GCM); \(iterations) iterations, median per run")
+        detail("presentation: OpenID4VP 1.0, signed request (x509_san_dns, 2-certificate chain), DCQL for 3 of 21 claims,")
+        detail("  SD-JWT VC + KB-JWT, direct_post.jwt (ECDH-ES P-256, A128GCM); \(iterations) iterations, median per run")
 
         // 1. Resolve: parse the invocation, verify chain and signature, check the parameters.
         let resolve = await asyncMedian(iterations: iterations) {
@@ -130,6 +131,8 @@ enum PresentationBenchmark {
         let digestFloor = medianSeconds(iterations: iterations) {
             for disclosure in disclosures { blackHole(HashAlgorithm.sha256.digest(disclosure)) }
         }
+        var rows: [BenchRow] = [BenchRow(suite: "presentation", name: "resolve the signed request", sdkSeconds: resolve,
+                                         floorSeconds: 2 * bareVerify, floorName: "2 ES256 verifies")]
         var matchTimes: [Int: Double] = [:]
         for (count, matching) in [(1_000, 10), (10_000, 10), (1_000, 1_000)] {
             let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
@@ -153,11 +156,13 @@ enum PresentationBenchmark {
                 blackHole(match)
             }
             matchTimes[count * 100_000 + matching] = seconds
+            rows.append(BenchRow(suite: "presentation", name: "DCQL match, \(count) stored (\(matching) of the type)", sdkSeconds: seconds,
+                                 floorSeconds: digestFloor * Double(matching), floorName: "SHA-256 of the disclosures"))
             line("match over \(count) stored (\(matching) of the type)", seconds, digestFloor * Double(matching),
                  "SHA-256 of the \(disclosures.count) disclosures of each credential of the type")
         }
         if let small = matchTimes[1_000 * 100_000 + 10], let large = matchTimes[10_000 * 100_000 + 10] {
-            print(String(format: "  growth 1,000 -> 10,000 stored (10 of the type): %.2fx", large / small))
+            detail(String(format: "  growth 1,000 -> 10,000 stored (10 of the type): %.2fx", large / small))
         }
 
         // 3. Build and encrypt the response.
@@ -178,6 +183,8 @@ enum PresentationBenchmark {
             blackHole(try ephemeral.sharedSecret(with: encryptionKey.publicKey))
         }
         line("build + encrypt the response", build, sign + agreement, "ES256 sign + P-256 keygen + ECDH")
+        rows.append(BenchRow(suite: "presentation", name: "build + encrypt the response", sdkSeconds: build,
+                             floorSeconds: sign + agreement, floorName: "sign, keygen, ECDH"))
 
         // 4. A whole session in-process: resolve, match (1,000 stored), respond, deliver.
         let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
@@ -216,5 +223,10 @@ enum PresentationBenchmark {
         // Wall time on a shared machine includes waiting for a core at every task hop;
         // the process's CPU time per session is the work itself.
         line("whole session, CPU time (all threads)", cpuPerSession, floor, "its crypto floor")
+        rows.append(BenchRow(suite: "presentation", name: "whole session (1,000 stored), wall", sdkSeconds: session,
+                             floorSeconds: floor, floorName: "2 verifies, sign, keygen, ECDH"))
+        rows.append(BenchRow(suite: "presentation", name: "whole session (1,000 stored), CPU", sdkSeconds: cpuPerSession,
+                             floorSeconds: floor, floorName: "2 verifies, sign, keygen, ECDH"))
+        return rows
     }
 }

@@ -22,10 +22,10 @@ enum ProximityBenchmark {
 
     enum Carrier: String { case tcp, ble }
 
-    static func run(iterations: Int, python: String?) throws {
+    static func run(iterations: Int, python: String?) throws -> [BenchRow] {
         let fixture = try blocking { try await makeFixture() }
         let sessions = max(1, min(iterations, 100))
-        print("proximity: one QR session (mDL, \(portraitSize)-byte portrait), \(sessions) sessions per carrier, median per session")
+        detail("proximity: one QR session (mDL, \(portraitSize)-byte portrait), \(sessions) sessions per carrier, median per session")
         var responseBytes = 0
         var results: [(Carrier, Double)] = []
         for carrier in [Carrier.tcp, .ble] {
@@ -39,10 +39,15 @@ enum ProximityBenchmark {
         let floor = try cryptoFloor(fixture: fixture, responseBytes: responseBytes, iterations: max(sessions, 20))
         for (carrier, elapsed) in results {
             let name = carrier == .tcp ? "TCP loopback (not an ISO carrier)" : "simulated BLE GATT, MTU 185"
-            print(String(format: "  full session over %@ %8.2f ms  (%.2fx the crypto floor)", name, elapsed * 1000, elapsed / floor))
+            detail(String(format: "  full session over %@ %8.2f ms  (%.2fx the crypto floor)", name, elapsed * 1000, elapsed / floor))
         }
-        print(String(format: "  crypto floor (2 keygen, 2 ECDH, 4 HKDF, AES-GCM of %d B, 1 sign, 3 verify, SHA-256) %8.2f ms",
+        detail(String(format: "  crypto floor (2 keygen, 2 ECDH, 4 HKDF, AES-GCM of %d B, 1 sign, 3 verify, SHA-256) %8.2f ms",
                      responseBytes, floor * 1000))
+        return results.map { carrier, elapsed in
+            BenchRow(suite: "proximity", name: carrier == .tcp ? "whole QR session, TCP loopback" : "whole QR session, simulated BLE",
+                     sdkSeconds: elapsed, floorSeconds: floor, floorName: "the session's crypto",
+                     targetRatio: carrier == .tcp ? 2.0 : nil)
+        }
     }
 
     /// Runs async work from the synchronous benchmark driver (not on the cooperative pool).

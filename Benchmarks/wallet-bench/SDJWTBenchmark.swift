@@ -8,7 +8,7 @@ import WalletEncoding
 /// and a verifier checking it (issuer signature, disclosures, KB-JWT), each against the
 /// bare ES256 operation it cannot avoid, timed in the same run.
 enum SDJWTBenchmark {
-    static func run(iterations: Int, python: String?) throws {
+    static func run(iterations: Int, python: String?) throws -> [BenchRow] {
         let issuerKey = try ECPrivateKey.generate(curve: .p256)
         let holderKey = try ECPrivateKey.generate(curve: .p256)
         let holderSigner = SoftwareSigner(holderKey)
@@ -37,7 +37,7 @@ enum SDJWTBenchmark {
             keyBinding: KeyBindingExpectation(audience: "https://verifier.example", nonce: "bench-nonce")))
         _ = try verifier.verify(text)
 
-        print("sdjwt: credential with 20 disclosures + 5 decoys, presenting 10 with a KB-JWT; \(iterations) iterations, median per run")
+        detail("sdjwt: credential with 20 disclosures + 5 decoys, presenting 10 with a KB-JWT; \(iterations) iterations, median per run")
         let present = try blocking {
             try await asyncMedianSeconds(iterations: iterations) {
                 blackHole(try await issued.presentation(disclosing: presented, keyBinding: parameters, signer: holderSigner))
@@ -51,25 +51,36 @@ enum SDJWTBenchmark {
             blackHole(holderKey.publicKey.isValidSignature(signature, for: message))
         }
         func line(_ name: String, _ seconds: Double, _ floor: Double, _ what: String) {
-            print("  " + name.padding(toLength: 40, withPad: " ", startingAt: 0)
+            detail("  " + name.padding(toLength: 40, withPad: " ", startingAt: 0)
                   + String(format: "%8.1f µs   %5.2fx %@", seconds * 1e6, seconds / floor, what))
         }
         line("present (select 10 + KB-JWT)", present, sign, "the bare ES256 sign (1 signature needed)")
         line("verify (issuer sig, 10 digests, KB-JWT)", verify, bareVerify, "the bare ES256 verify (2 verifications needed)")
         line("ES256 sign (OpenSSL)", sign, sign, "the floor")
         line("ES256 verify (OpenSSL)", bareVerify, bareVerify, "the floor")
+        var peer: (present: Double, verify: Double)?
         if let python {
-            comparePython(python, issuance: issued.serialization, presentation: text, issuerKey: issuerKey,
+            peer = comparePython(python, issuance: issued.serialization, presentation: text, issuerKey: issuerKey,
                           holderKey: holderKey, iterations: iterations, sdkPresent: present, sdkVerify: verify)
         }
+        return [
+            BenchRow(suite: "sdjwt", name: "present 10 of 20 + KB-JWT", sdkSeconds: present, floorSeconds: sign,
+                     floorName: "1 ES256 sign", targetRatio: 2.0,
+                     peerName: peer.map { _ in "sd-jwt present" }, peerSeconds: peer?.present, peerTargetSpeedup: 4),
+            // The issue's floor for a verification: two ES256 verifies (issuer signature, KB-JWT).
+            BenchRow(suite: "sdjwt", name: "verify: issuer sig + digests + KB-JWT", sdkSeconds: verify, floorSeconds: 2 * bareVerify,
+                     floorName: "2 ES256 verifies", targetRatio: 1.5,
+                     peerName: peer.map { _ in "sd-jwt verify" }, peerSeconds: peer?.verify, peerTargetSpeedup: 4),
+        ]
     }
 
     /// The sd-jwt reference implementation (Python) presenting and verifying the same credential.
     private static func comparePython(_ python: String, issuance: String, presentation: String, issuerKey: ECPrivateKey,
-                                      holderKey: ECPrivateKey, iterations: Int, sdkPresent: Double, sdkVerify: Double) {
+                                      holderKey: ECPrivateKey, iterations: Int, sdkPresent: Double,
+                                      sdkVerify: Double) -> (present: Double, verify: Double)? {
         let issuerJWK = JWK(publicKey: issuerKey.publicKey).jsonString
         guard let holderJWK = try? JWK(privateKey: holderKey).jsonString
-        else { return }
+        else { return nil }
         let script = """
         import sys, time, statistics, json
         from jwcrypto.jwk import JWK
@@ -94,16 +105,17 @@ enum SDJWTBenchmark {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { print("  sd-jwt: could not run \(python)"); return }
+        do { try process.run() } catch { detail("  sd-jwt: could not run \(python)"); return nil }
         process.waitUntilExit()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let numbers = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
         guard process.terminationStatus == 0, numbers.count == 2 else {
-            print("  sd-jwt: \(python) has no working sd-jwt package")
-            return
+            detail("  sd-jwt: \(python) has no working sd-jwt package")
+            return nil
         }
-        print(String(format: "  sd-jwt (Python) present %8.1f µs   SDK is %.1fx faster", numbers[0] * 1e6, numbers[0] / sdkPresent))
-        print(String(format: "  sd-jwt (Python) verify  %8.1f µs   SDK is %.1fx faster", numbers[1] * 1e6, numbers[1] / sdkVerify))
+        detail(String(format: "  sd-jwt (Python) present %8.1f µs   SDK is %.1fx faster", numbers[0] * 1e6, numbers[0] / sdkPresent))
+        detail(String(format: "  sd-jwt (Python) verify  %8.1f µs   SDK is %.1fx faster", numbers[1] * 1e6, numbers[1] / sdkVerify))
+        return (numbers[0], numbers[1])
     }
 }
 

@@ -1,3 +1,4 @@
+internal import CSQLite
 import Foundation
 import WalletCrypto
 import WalletRuntime
@@ -6,23 +7,25 @@ import WalletStorage
 /// The `storage` case: save credentials one by one (one transaction each, WAL,
 /// synchronous = FULL, refresh token encrypted) into a file database, then list them
 /// all; at 1,000 and at 10,000 credentials. Prints the cost per credential, its growth
-/// from 1,000 to 10,000, and the crypto floor (AES-256-GCM of the refresh token).
+/// from 1,000 to 10,000, the crypto floor (AES-256-GCM of the refresh token), and the
+/// storage floor: a bare SQLite insert of the same bytes with the same durability.
 enum StorageBenchmark {
-    static func run(iterations: Int, python: String?) throws {
+    static func run(iterations: Int, python: String?) throws -> [BenchRow] {
         _ = python
-        let box = LockedBox<Result<Void, any Error>?>(nil)
+        let box = LockedBox<Result<[BenchRow], any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
             do {
-                try await measure()
-                box.withLock { $0 = .success(()) }
+                let rows = try await measure()
+                box.withLock { $0 = .success(rows) }
             } catch {
                 box.withLock { $0 = .failure(error) }
             }
             done.signal()
         }
         done.wait()
-        try box.withLock { $0 }?.get()
+        guard let outcome = box.withLock({ $0 }) else { throw BenchmarkFailure() }
+        return try outcome.get()
     }
 
     private static func credential(_ number: Int) -> StoredCredential {
@@ -40,7 +43,7 @@ enum StorageBenchmark {
         Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
-    private static func measure() async throws {
+    private static func measure() async throws -> [BenchRow] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-bench-storage-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -54,7 +57,7 @@ enum StorageBenchmark {
             if let sealed = try? wrapping.wrap(token, aad: aad) { blackHole(try? wrapping.unwrap(sealed, aad: aad)) }
         }
 
-        print("storage: file database, WAL, synchronous=FULL, one transaction per save, 2 KB per credential")
+        detail("storage: file database, WAL, synchronous=FULL, one transaction per save, 2 KB per credential")
         var perSave: [Int: Double] = [:], perList: [Int: Double] = [:]
         for count in [1_000, 10_000] {
             let store = try CredentialStore(
@@ -73,14 +76,64 @@ enum StorageBenchmark {
             await store.close()
             perSave[count] = save / Double(count)
             perList[count] = list / Double(count)
-            print(String(format: "  %6d credentials: save %7.1f µs/credential (%.2f s total), list %6.1f µs/credential (%.3f s), filtered list %.1f ms (%d hits)",
+            detail(String(format: "  %6d credentials: save %7.1f µs/credential (%.2f s total), list %6.1f µs/credential (%.3f s), filtered list %.1f ms (%d hits)",
                          count, save / Double(count) * 1e6, save, list / Double(count) * 1e6, list, filter * 1e3, filtered.count))
         }
         let small = 1_000, large = 10_000
         if let s1 = perSave[small], let s2 = perSave[large], let l1 = perList[small], let l2 = perList[large] {
-            print(String(format: "  growth 1,000 -> 10,000 per credential: save x%.2f, list x%.2f (1.00 = constant cost per credential)", s2 / s1, l2 / l1))
-            print(String(format: "  floor: AES-256-GCM seal+open of the refresh token %.2f µs; save = %.0fx, list = %.0fx the floor at 10,000",
+            detail(String(format: "  growth 1,000 -> 10,000 per credential: save x%.2f, list x%.2f (1.00 = constant cost per credential)", s2 / s1, l2 / l1))
+            detail(String(format: "  floor: AES-256-GCM seal+open of the refresh token %.2f µs; save = %.0fx, list = %.0fx the floor at 10,000",
                          floor * 1e6, s2 / floor, l2 / floor))
         }
+        // The storage floor, after the store's runs so that both see the same disk.
+        let sample = credential(0)
+        let metadataBytes = try metadataByteCount(sample, wrapping: wrapping)
+        let bare = try bareInserts(count: large, rawBytes: sample.instances[0].raw.count, metadataBytes: metadataBytes,
+                                   at: directory.appendingPathComponent("bare-\(large).sqlite"))
+        detail(String(format: "  floor: bare SQLite insert (WAL, synchronous=FULL, one transaction each, %d B raw + %d B metadata) %.1f µs at 10,000; save = %.2fx",
+                      sample.instances[0].raw.count, metadataBytes, bare * 1e6, (perSave[large] ?? 0) / bare))
+        return [BenchRow(suite: "storage", name: "save at 10,000 credentials", sdkSeconds: perSave[large] ?? 0, floorSeconds: bare,
+                         floorName: "bare SQLite insert, same bytes + durability", targetRatio: 1.3)]
+    }
+
+    /// The bytes a save writes besides the instance's raw credential: its text columns,
+    /// display JSON and the sealed refresh token (what `CredentialStore.save` binds).
+    private static func metadataByteCount(_ credential: StoredCredential, wrapping: EphemeralWrappingProvider) throws -> Int {
+        let token = try wrapping.wrap(Array((credential.refreshToken ?? "").utf8), aad: Array(credential.id.utf8))
+        let text = [credential.id, credential.format.rawValue, credential.type, credential.issuer.identifier,
+                    #"[{"name":"Issuer"}]"#, #"[{"name":"Credential 0","locale":"en"}]"#,
+                    credential.policy.use.rawValue, "issued", credential.id, credential.instances[0].keyAlias]
+        return text.reduce(0) { $0 + $1.utf8.count } + token.count + 5 * 8
+    }
+
+    /// `count` inserts into a fresh file database with the store's durability (WAL,
+    /// synchronous = FULL, one BEGIN IMMEDIATE transaction per insert); seconds per insert.
+    private static func bareInserts(count: Int, rawBytes: Int, metadataBytes: Int, at url: URL) throws -> Double {
+        var db: OpaquePointer?
+        guard sqlite3_open_v2(url.path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK,
+              let db else { throw BenchmarkFailure() }
+        defer { sqlite3_close_v2(db) }
+        func exec(_ sql: String) throws {
+            guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else { throw BenchmarkFailure() }
+        }
+        try exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")
+        try exec("CREATE TABLE t (id TEXT PRIMARY KEY NOT NULL, metadata BLOB NOT NULL, raw BLOB NOT NULL)")
+        var insert: OpaquePointer?
+        guard sqlite3_prepare_v2(db, "INSERT INTO t (id, metadata, raw) VALUES (?, ?, ?)", -1, &insert, nil) == SQLITE_OK,
+              let insert else { throw BenchmarkFailure() }
+        defer { sqlite3_finalize(insert) }
+        let metadata = [UInt8](repeating: 0x6D, count: metadataBytes)
+        let start = DispatchTime.now().uptimeNanoseconds
+        for number in 0..<count {
+            let raw = [UInt8](repeating: UInt8(truncatingIfNeeded: number), count: rawBytes)
+            try exec("BEGIN IMMEDIATE")
+            sqlite3_bind_text(insert, 1, "credential-\(number)", -1, wallet_sqlite_transient())
+            metadata.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 2, $0.baseAddress, Int32($0.count), wallet_sqlite_transient()) }
+            raw.withUnsafeBytes { _ = sqlite3_bind_blob(insert, 3, $0.baseAddress, Int32($0.count), wallet_sqlite_transient()) }
+            guard sqlite3_step(insert) == SQLITE_DONE else { throw BenchmarkFailure() }
+            sqlite3_reset(insert)
+            try exec("COMMIT")
+        }
+        return seconds(start) / Double(count)
     }
 }

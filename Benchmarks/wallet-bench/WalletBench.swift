@@ -8,8 +8,11 @@ import WalletCrypto
 @main
 struct WalletBench {
     static let usage = """
-    usage: wallet-bench <case> [--iterations N] [--python PATH]
+    usage: wallet-bench <case> [--iterations N] [--python PATH] [--json]
     cases:
+      all     every case below, one after another, printed as one table: each
+              measurement, its floor, the ratio, the target, and the Python peer where
+              one exists (--json: the same rows as one JSON document)
       cbor    decode and re-encode a ~100 KB mdoc-like document (IssuerSigned with
               tag-24 items and an MSO); prints MB/s for each, SHA-256 over the same
               bytes as the floor, and cbor2 (Python) on the same document when
@@ -42,6 +45,7 @@ struct WalletBench {
         arguments.removeFirst()
         var iterations = 200
         var python: String?
+        var json = false
         while let flag = arguments.first {
             arguments.removeFirst()
             switch flag {
@@ -53,21 +57,33 @@ struct WalletBench {
                 guard let value = arguments.first else { print(usage); exit(2) }
                 python = value
                 arguments.removeFirst()
+            case "--json" where name == "all":
+                json = true
             default:
                 print(usage); exit(2)
             }
         }
-        switch name {
-        case "cbor": try CBORBenchmark.run(iterations: iterations, python: python)
-        case "storage": try StorageBenchmark.run(iterations: iterations, python: python)
-        case "sdjwt": try SDJWTBenchmark.run(iterations: iterations, python: python)
-        case "mdoc": try MdocBenchmark.run(iterations: iterations, python: python)
-        case "proximity": try ProximityBenchmark.run(iterations: iterations, python: python)
-        case "presentation": try PresentationBenchmark.run(iterations: iterations, python: python)
-        case "issuance": try IssuanceBenchmark.run(iterations: iterations, python: python)
-        default: print(usage); exit(2)
+        if name == "all" {
+            Detail.enabled.withLock { $0 = false }
+            var rows: [BenchRow] = []
+            for (suite, run) in cases {
+                FileHandle.standardError.write(Data("wallet-bench all: \(suite)\n".utf8))
+                rows += try run(iterations, python)
+            }
+            print(json ? BenchTable.json(rows, iterations: iterations)
+                       : "wallet-bench all: \(iterations) iterations, median per run; ratios taken in this run\n" + BenchTable.text(rows))
+            return
         }
+        guard let run = cases.first(where: { $0.name == name })?.run else { print(usage); exit(2) }
+        _ = try run(iterations, python)
     }
+
+    /// Every case, in the order `all` runs them.
+    static var cases: [(name: String, run: (Int, String?) throws -> [BenchRow])] { [
+        ("cbor", CBORBenchmark.run), ("storage", StorageBenchmark.run), ("sdjwt", SDJWTBenchmark.run),
+        ("mdoc", MdocBenchmark.run), ("presentation", PresentationBenchmark.run), ("proximity", ProximityBenchmark.run),
+        ("issuance", IssuanceBenchmark.run),
+    ] }
 }
 
 /// Times `body` `iterations` times and returns the median seconds per run.

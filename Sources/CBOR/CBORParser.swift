@@ -366,8 +366,14 @@ struct CBORParser {
         static func == (lhs: DigestedKey, rhs: DigestedKey) -> Bool { lhs.digest == rhs.digest && lhs.key == rhs.key }
     }
 
+    /// Up to this many keys, duplicates are found by comparing digests in order.
+    private static let linearKeyLimit = 16
+
     private mutating func parseMap(_ head: Head, depth: Int) throws(CBORError) -> CBORMap {
         var entries: [CBORMap.Entry] = []
+        // Small maps (every mdoc IssuerSignedItem, most COSE headers) compare digests in a
+        // short array; a Set is built only past `linearKeyLimit` keys, so hostile maps stay O(n).
+        var recent: [DigestedKey] = []
         var seen = Set<DigestedKey>()
         var previousKey: Range<Int>? = nil
         var count = Int.max
@@ -398,8 +404,13 @@ struct CBORParser {
             if options.rejectDuplicateMapKeys {
                 keyDepth -= 1
                 // Hashed, so hostile maps stay O(n) however many or deep their keys.
-                guard seen.insert(DigestedKey(digest: digest, key: key)).inserted else {
-                    throw .duplicateMapKey(offset: keyStart)
+                let digested = DigestedKey(digest: digest, key: key)
+                if parsed < Self.linearKeyLimit {
+                    guard !recent.contains(digested) else { throw .duplicateMapKey(offset: keyStart) }
+                    recent.append(digested)
+                } else {
+                    if parsed == Self.linearKeyLimit { seen = Set(recent); recent = [] }
+                    guard seen.insert(digested).inserted else { throw .duplicateMapKey(offset: keyStart) }
                 }
                 // A hash table keeps some slack: count each key's slot twice.
                 bytesStructure += 2 * MemoryLayout<DigestedKey>.stride
