@@ -142,7 +142,7 @@ final class TestClock: WalletClock, @unchecked Sendable {
 
 /// The limit on waits in tests that expect something to arrive: generous, so that
 /// only a real hang (never a slow, loaded machine) trips it, and it reads as a hang.
-let hangGuard: Duration = .seconds(120)
+let hangGuard: Duration = .seconds(600)
 
 /// An engagement configuration for tests: message waits limited only by the hang guard.
 let testConfig = EngagementConfig(messageTimeout: hangGuard)

@@ -8,7 +8,7 @@ import WalletRuntime
 /// The example of docs/reference-parties.md, run as written (plus its assertions).
 @Suite("Reference parties guide")
 struct GuideExampleTests {
-    @Test("the guide's example serves a router in-process and over loopback", .timeLimit(.minutes(1)))
+    @Test("the guide's example serves a router in-process and over loopback", .timeLimit(.minutes(15)))
     func servingAHandler() async throws {
         var router = HTTPRouter()
         router.add(.get, "/hello/{name}") { _, parameters in

@@ -10,7 +10,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite("LoopbackHTTPServer", .timeLimit(.minutes(2)))
+@Suite("LoopbackHTTPServer", .timeLimit(.minutes(15)))
 struct LoopbackHTTPServerTests {
     private let client = PatientHTTPClient()
 

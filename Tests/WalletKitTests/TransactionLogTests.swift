@@ -13,7 +13,7 @@ import WalletStorage
 
 /// Issue 15 acceptance 4: each flow leaves one entry with the right counterparty, claim
 /// paths and outcome, and no claim value unless the app opted in.
-@Suite("Transaction log through the wallet", .timeLimit(.minutes(5)))
+@Suite("Transaction log through the wallet", .timeLimit(.minutes(15)))
 struct TransactionLogTests {
     static let pidQuery = VerifierQuery(credentials: [
         .sdJwt(id: "pid", vct: [Parties.pidType], claims: [.init(path: ["family_name"]), .init(path: ["address", "locality"])]),

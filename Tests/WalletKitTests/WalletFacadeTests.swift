@@ -7,7 +7,7 @@ import WalletKit
 import WalletRuntime
 import WalletStorage
 
-@Suite("The Wallet facade", .timeLimit(.minutes(5)))
+@Suite("The Wallet facade", .timeLimit(.minutes(15)))
 struct WalletFacadeTests {
     @Test("credentials.changes replays the current list, then publishes after an issuance and after a deletion")
     func changes() async throws {

@@ -11,7 +11,7 @@ import WalletRuntime
 import WalletStorage
 
 /// The examples of docs/wallet.md and docs/trust.md, run against the reference parties.
-@Suite("docs/wallet.md and docs/trust.md examples", .timeLimit(.minutes(5)))
+@Suite("docs/wallet.md and docs/trust.md examples", .timeLimit(.minutes(15)))
 struct GuideSnippets {
     @Test("wallet.md: open a wallet with every part of the configuration named")
     func open() async throws {

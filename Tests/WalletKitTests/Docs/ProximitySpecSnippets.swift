@@ -224,7 +224,7 @@ final class QRScannerViewController: UIViewController { var onScanComplete: ((St
 #endif
 
 #if !canImport(UIKit)
-@Suite("The proximity specification's Swift example, against Wallet", .timeLimit(.minutes(5)))
+@Suite("The proximity specification's Swift example, against Wallet", .timeLimit(.minutes(15)))
 struct ProximitySpecSnippets {
     @Test("the view controller follows wallet.proximity: the QR label, then the outcome of a declined session")
     @MainActor

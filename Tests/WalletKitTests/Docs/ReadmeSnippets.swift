@@ -7,7 +7,7 @@ import WalletKit
 import WalletStorage
 
 /// The quick start of README.md, run against the reference issuer and verifier.
-@Suite("README examples", .timeLimit(.minutes(5)))
+@Suite("README examples", .timeLimit(.minutes(15)))
 struct ReadmeSnippets {
     @Test("open a wallet: a folder store, the roots the app trusts")
     func open() async throws {

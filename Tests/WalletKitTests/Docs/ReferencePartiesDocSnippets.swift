@@ -7,7 +7,7 @@ import WalletEncoding
 import WalletRuntime
 
 /// The examples of docs/reference-parties.md, run (on loopback where they say so).
-@Suite("docs/reference-parties.md examples", .timeLimit(.minutes(5)))
+@Suite("docs/reference-parties.md examples", .timeLimit(.minutes(15)))
 struct ReferencePartiesDocSnippets {
     @Test("a router in-process and over loopback HTTP")
     func router() async throws {

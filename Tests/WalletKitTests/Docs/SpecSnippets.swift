@@ -13,7 +13,7 @@ import WalletStorage
 /// (`wallet` is a `Wallet`; the host app's own functions are defined around them) and run
 /// against the reference issuer and verifier. `DocSnippetSyncTests` checks that each
 /// region marked `// spec:` below is a verbatim run of lines of its specification file.
-@Suite("The specification's Swift examples, against Wallet", .timeLimit(.minutes(5)))
+@Suite("The specification's Swift examples, against Wallet", .timeLimit(.minutes(15)))
 struct SpecSnippets {
     final class Failures: Sendable {
         let errors = LockedBox<[IssuanceError]>([])
