@@ -29,7 +29,8 @@ struct GuideExampleTests {
         let server = try LoopbackHTTPServer(handler: router)
         print("listening on \(server.baseURL)")                     // http://127.0.0.1:<port>
         let client = URLSessionHTTPClient(allowInsecureHTTP: true)  // http to loopback hosts only
-        let response = try await client.send(HTTPRequest(url: server.baseURL.appendingPathComponent("hello/wallet")))
+        let response = try await client.send(HTTPRequest(url: server.baseURL.appendingPathComponent("hello/wallet"),
+                                                         timeout: .seconds(600)))  // a hang guard: tests share a loaded machine
         server.stop()                                               // also on deinit
 
         #expect(try JSONValue.parse(response.body) == ["greeting": "hello, wallet"])
