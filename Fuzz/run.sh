@@ -42,11 +42,13 @@ for target in "${targets[@]}"; do
   [ -d "Corpus/$target" ] && cp -r "Corpus/$target/." "$corpus/"
   echo "fuzz: $target for ${seconds}s"
   # Limits that catch superlinear work, not only crashes (issue 12): an input of at most
-  # 64 KiB goes through every decoder in well under a millisecond of linear work, so 3 s
-  # (with ASan, on a loaded machine) means runaway work; a single allocation of 64 MiB
+  # 64 KiB goes through every decoder in well under a millisecond of linear work, and
+  # quadratic work on it would take minutes, so 25 s means runaway work while a starved
+  # process on a loaded machine (an input of 0.1 s once took 8 s beside three CI runs)
+  # does not fail; the rendering targets also check counted work. A single allocation of 64 MiB
   # (1000 times the largest input) or 1 GiB of memory means amplification. The targets
   # that render (FuzzCBOR, FuzzInspect) also check the counted work against the input size.
-  if ! "$bin/$target" "$corpus" -max_total_time="$seconds" -timeout=3 -rss_limit_mb=1024 -malloc_limit_mb=64 \
+  if ! "$bin/$target" "$corpus" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=1024 -malloc_limit_mb=64 \
         -max_len=65536 -print_final_stats=1 -artifact_prefix="artifacts/$target-" 2>"artifacts/$target.log"; then
     echo "fuzz: $target FAILED; see Fuzz/artifacts/$target.log" >&2
     tail -40 "artifacts/$target.log" >&2
