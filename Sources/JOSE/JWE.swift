@@ -26,7 +26,7 @@ public struct JWE: Sendable, Equatable {
     /// Parses a compact JWE: five parts, `alg` ECDH-ES with an empty encrypted key,
     /// a supported `enc`, a 12-byte IV and a 16-byte tag, and an `epk` object.
     public init(compact: String) throws(JOSEError) {
-        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        let parts = compact.compactParts(separatedBy: UInt8(ascii: "."))
         guard parts.count == 5 else { throw .malformed(.partCount(expected: 5, actual: parts.count)) }
         let header = try JOSEHeader(encoded: parts[0])
         guard let alg = header.algorithm else { throw .malformed(.missingHeader("alg")) }

@@ -27,6 +27,10 @@ public struct JWK: Sendable, Equatable, Hashable {
     public let keyType: KeyType
     /// All members of the key, by name, as parsed or built.
     public let members: JSONObject
+    /// The public key the members hold (EC and Ed25519 keys), imported once when the members
+    /// were validated or built, so that `publicKey()` does not import it again. Not part of
+    /// the key's identity: equality and hashing look at the members only.
+    private let importedPublicKey: PublicKey?
 
     /// The members that hold private key material, per key type (RFC 7518 §6.2.2, §6.3.2, §6.4; RFC 8037 §2).
     private static let privateMemberNames: Set<String> = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"]
@@ -45,6 +49,31 @@ public struct JWK: Sendable, Equatable, Hashable {
 
     /// Validates `members` as a JWK.
     public init(members: JSONObject) throws(JOSEError) {
+        let keyType = try Self.checkMembers(members)
+        self.keyType = keyType
+        self.members = members
+        self.importedPublicKey = try Self.validateKeyMaterial(keyType: keyType, members: members)
+    }
+
+    /// Validates `members` as a JWK that is expected to be the public key `expected` (a holder
+    /// checking its own `cnf.jwk`). When the key members spell exactly the public JWK of
+    /// `expected`, which is already a validated key, the point is not imported again; any
+    /// other members are checked as by `init(members:)`, and any other key is validated in full.
+    package init(members: JSONObject, expecting expected: PublicKey) throws(JOSEError) {
+        let keyType = try Self.checkMembers(members)
+        let spelled = JWK(publicKey: expected).members
+        if Self.privateMemberNames.isDisjoint(with: members.keys),
+           ["kty", "crv", "x", "y"].allSatisfy({ members[$0] == spelled[$0] }) {
+            self.init(validated: keyType, members: members, publicKey: expected)
+        } else {
+            self.init(validated: keyType, members: members,
+                      publicKey: try Self.validateKeyMaterial(keyType: keyType, members: members))
+        }
+    }
+
+    /// The checks of every JWK that need no key import: `kty`, and the types of `kid`, `use`,
+    /// `alg` and `x5c`.
+    private static func checkMembers(_ members: JSONObject) throws(JOSEError) -> KeyType {
         guard let kty = members["kty"]?.stringValue else { throw .invalidKey(.missingMember("kty")) }
         guard let keyType = KeyType(rawValue: kty) else { throw .unsupportedAlgorithm(.kty, value: kty) }
         for name in ["kid", "use", "alg"] {
@@ -56,44 +85,48 @@ public struct JWK: Sendable, Equatable, Hashable {
                 throw .invalidKey(.invalidMember("x5c"))
             }
         }
-        self.keyType = keyType
-        self.members = members
-        try validateKeyMaterial()
+        return keyType
     }
 
     /// Checks the members of the key type; EC points are checked to lie on the curve.
-    private func validateKeyMaterial() throws(JOSEError) {
+    /// Returns the public key it imported (EC and Ed25519 keys).
+    private static func validateKeyMaterial(keyType: KeyType, members: JSONObject) throws(JOSEError) -> PublicKey? {
+        // A key without its cache: the member readers below need only `members`.
+        let key = JWK(validated: keyType, members: members, publicKey: nil)
         switch keyType {
         case .ec:
-            let curve = try ecCurve()
+            let curve = try key.ecCurve()
             let size = curve.coordinateByteCount
-            let x = try bytes("x", length: size), y = try bytes("y", length: size)
-            _ = try JOSECrypto.ecPublicKey(x: x, y: y, curve: curve)
+            let x = try key.bytes("x", length: size), y = try key.bytes("y", length: size)
+            let publicKey = try JOSECrypto.ecPublicKey(x: x, y: y, curve: curve)
             if members["d"] != nil {
-                let privateKey = try ecPrivateKey()
+                let privateKey = try key.ecPrivateKey()
                 guard privateKey.publicKey.x == x, privateKey.publicKey.y == y else {
                     throw .invalidKey(.privateKeyMismatch)
                 }
             }
+            return .ec(publicKey)
         case .okp:
             guard let crv = members["crv"]?.stringValue else { throw .invalidKey(.missingMember("crv")) }
             guard crv == "Ed25519" || crv == "X25519" else { throw .unsupportedAlgorithm(.crv, value: crv) }
-            _ = try bytes("x", length: 32)
-            if members["d"] != nil { _ = try bytes("d", length: 32) }
-            if crv == "Ed25519" {
-                let publicKey = try JOSECrypto.ed25519PublicKey(try bytes("x", length: 32))
-                if members["d"] != nil, try ed25519PrivateKey().publicKey != publicKey {
-                    throw .invalidKey(.privateKeyMismatch)
-                }
+            _ = try key.bytes("x", length: 32)
+            if members["d"] != nil { _ = try key.bytes("d", length: 32) }
+            guard crv == "Ed25519" else { return nil }
+            let publicKey = try JOSECrypto.ed25519PublicKey(try key.bytes("x", length: 32))
+            if members["d"] != nil, try key.ed25519PrivateKey().publicKey != publicKey {
+                throw .invalidKey(.privateKeyMismatch)
             }
+            return .ed25519(publicKey)
         case .oct:
-            let key = try bytes("k")
-            guard !key.isEmpty else { throw .invalidKey(.emptySymmetricKey) }
+            let symmetric = try key.bytes("k")
+            guard !symmetric.isEmpty else { throw .invalidKey(.emptySymmetricKey) }
+            return nil
         case .rsa:
-            let modulus = try bytes("n"), exponent = try bytes("e")
+            let modulus = try key.bytes("n"), exponent = try key.bytes("e")
             guard modulus.first != 0, exponent.first != 0, !exponent.isEmpty, modulus.count >= 256 else {
                 throw .invalidKey(.weakRSAKey)
             }
+            return nil
         }
     }
 
@@ -119,9 +152,21 @@ public struct JWK: Sendable, Equatable, Hashable {
 
     // MARK: Building
 
-    private init(validated keyType: KeyType, members: JSONObject) {
+    private init(validated keyType: KeyType, members: JSONObject, publicKey: PublicKey?) {
         self.keyType = keyType
         self.members = members
+        self.importedPublicKey = publicKey
+    }
+
+    /// Keys are equal when their members are (the imported key follows from them).
+    public static func == (lhs: JWK, rhs: JWK) -> Bool {
+        lhs.keyType == rhs.keyType && lhs.members == rhs.members
+    }
+
+    /// Hashes the key type and the members.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(keyType)
+        hasher.combine(members)
     }
 
     /// The public JWK of a `WalletCrypto` public key.
@@ -131,11 +176,11 @@ public struct JWK: Sendable, Equatable, Hashable {
             self.init(validated: .ec, members: [
                 "kty": "EC", "crv": .string(key.curve.rawValue),
                 "x": .string(Base64URL.encode(key.x)), "y": .string(Base64URL.encode(key.y)),
-            ])
+            ], publicKey: publicKey)
         case .ed25519(let key):
             self.init(validated: .okp, members: [
                 "kty": "OKP", "crv": "Ed25519", "x": .string(Base64URL.encode(JOSECrypto.rawBytes(of: key))),
-            ])
+            ], publicKey: publicKey)
         }
     }
 
@@ -146,21 +191,21 @@ public struct JWK: Sendable, Equatable, Hashable {
     public init(privateKey: ECPrivateKey) throws(JOSEError) {
         var members = JWK(publicKey: .ec(privateKey.publicKey)).members
         members["d"] = .string(Base64URL.encode(try JOSECrypto.rawScalar(of: privateKey)))
-        self.init(validated: .ec, members: members)
+        self.init(validated: .ec, members: members, publicKey: .ec(privateKey.publicKey))
     }
 
     /// The private JWK of an Ed25519 private key.
     public init(privateKey: Ed25519PrivateKey) throws(JOSEError) {
         var members = JWK(publicKey: .ed25519(privateKey.publicKey)).members
         members["d"] = .string(Base64URL.encode(try JOSECrypto.rawBytes(of: privateKey)))
-        self.init(validated: .okp, members: members)
+        self.init(validated: .okp, members: members, publicKey: .ed25519(privateKey.publicKey))
     }
 
     /// A symmetric (`oct`) JWK holding `key` (for HS256).
     public init(symmetricKey key: SymmetricKey) throws(JOSEError) {
         guard key.byteCount > 0 else { throw .invalidKey(.emptySymmetricKey) }
         let k = key.withUnsafeBytes { Base64URL.encode(Array($0)) }
-        self.init(validated: .oct, members: ["kty": "oct", "k": .string(k)])
+        self.init(validated: .oct, members: ["kty": "oct", "k": .string(k)], publicKey: nil)
     }
 
     /// This key with the members of `parameters` added or replaced (`kid`, `use`,
@@ -195,7 +240,8 @@ public struct JWK: Sendable, Equatable, Hashable {
     public var publicJWK: JWK {
         get throws(JOSEError) {
             guard keyType != .oct else { throw .invalidKey(.noPublicForm) }
-            return JWK(validated: keyType, members: members.filter { !Self.privateMemberNames.contains($0.key) })
+            return JWK(validated: keyType, members: members.filter { !Self.privateMemberNames.contains($0.key) },
+                       publicKey: importedPublicKey)
         }
     }
 
@@ -228,6 +274,7 @@ public struct JWK: Sendable, Equatable, Hashable {
 
     /// The public key for signature verification or key agreement.
     public func publicKey() throws(JOSEError) -> PublicKey {
+        if let importedPublicKey { return importedPublicKey }
         switch keyType {
         case .ec:
             let curve = try ecCurve()

@@ -24,7 +24,7 @@ public struct JWS: Sendable, Equatable {
     /// Parses a compact JWS. With `detachedPayload`, the payload part must be empty
     /// and the given bytes are used in its place.
     public init(compact: String, detachedPayload: [UInt8]? = nil) throws(JOSEError) {
-        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        let parts = compact.compactParts(separatedBy: UInt8(ascii: "."))
         guard parts.count == 3 else { throw .malformed(.partCount(expected: 3, actual: parts.count)) }
         let header = try JOSEHeader(encoded: parts[0])
         guard let alg = header.algorithm else { throw .malformed(.missingHeader("alg")) }

@@ -1,5 +1,6 @@
 import Foundation
 import WalletEncoding
+import WalletCrypto
 
 /// The claims of a JWT (RFC 7519 §4): typed access to the registered claims and
 /// raw access to all of them. `rawBytes` are the payload bytes exactly as signed.
@@ -66,6 +67,13 @@ public struct JWTClaims: Sendable, Equatable {
     public func confirmationKey() throws(JOSEError) -> JWK? {
         guard let members = confirmation?["jwk"]?.objectValue else { return nil }
         return try JWK(members: members)
+    }
+
+    /// The JWK of `cnf.jwk`, parsed strictly, expecting it to be `expected` (see
+    /// `JWK.init(members:expecting:)`).
+    package func confirmationKey(expecting expected: PublicKey) throws(JOSEError) -> JWK? {
+        guard let members = confirmation?["jwk"]?.objectValue else { return nil }
+        return try JWK(members: members, expecting: expected)
     }
 
     private func date(_ name: String) -> Date? {

@@ -27,15 +27,7 @@ extension SDJWT {
 
     /// This SD-JWT's disclosures (all of them, as they are) with a new KB-JWT.
     public func bound(with keyBinding: KeyBindingParameters, signer: any Signer) async throws(SDJWTError) -> SDJWT {
-        let holderKey: JWK?
-        do {
-            holderKey = try payload.confirmationKey()
-        } catch {
-            throw .keyBinding(.invalidHolderKey(error))
-        }
-        if let holderKey {
-            guard (try? holderKey.publicKey()) == signer.publicKey else { throw .keyBinding(.holderKeyMismatch) }
-        }
+        try checkHolderKey(of: signer)
         let claims = try keyBinding.claims(sdHash: sdHash)
         let jwt: JWT
         do {
@@ -47,5 +39,20 @@ extension SDJWT {
         }
         return SDJWT(reusingIssuerJWTOf: self, disclosures: disclosures, keyBindingJWTString: jwt.compactSerialization,
                      keyBindingJWT: jwt)
+    }
+
+    /// Throws unless `signer` holds the key of `cnf.jwk` (when the credential names one).
+    /// The holder key is read expecting the signer's key, so the common case (it is) needs
+    /// no second import of the point.
+    private func checkHolderKey(of signer: any Signer) throws(SDJWTError) {
+        let holderKey: JWK?
+        do {
+            holderKey = try payload.confirmationKey(expecting: signer.publicKey)
+        } catch {
+            throw .keyBinding(.invalidHolderKey(error))
+        }
+        if let holderKey {
+            guard (try? holderKey.publicKey()) == signer.publicKey else { throw .keyBinding(.holderKeyMismatch) }
+        }
     }
 }

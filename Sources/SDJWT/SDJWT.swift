@@ -1,4 +1,5 @@
 import JOSE
+import WalletEncoding
 
 /// An SD-JWT in compact form (RFC 9901 §4): the issuer-signed JWT, the disclosures,
 /// and an optional Key Binding JWT:
@@ -28,14 +29,12 @@ public struct SDJWT: Sendable, Equatable {
     /// Parses the compact form. The issuer JWT and every disclosure must parse, `_sd_alg`
     /// must be supported; the last part is either empty or a KB-JWT.
     public init(compact: String) throws(SDJWTError) {
-        let bytes = Array(compact.utf8)
-        guard bytes.count <= Self.maximumLength else { throw .limitExceeded(.length(maximum: Self.maximumLength)) }
-        guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        guard compact.utf8.count <= Self.maximumLength else { throw .limitExceeded(.length(maximum: Self.maximumLength)) }
+        guard compact.utf8BytesAll(in: 0x21...0x7E) else {
             throw .malformed(.notPrintableASCII)
         }
         // Split on the bytes, so that no grapheme clustering can merge a `~` with what follows.
-        let parts = bytes.split(separator: UInt8(ascii: "~"), omittingEmptySubsequences: false)
-            .map { String(decoding: $0, as: UTF8.self) }
+        let parts = compact.compactParts(separatedBy: UInt8(ascii: "~")).map(String.init)
         guard parts.count >= 2 else { throw .malformed(.missingSeparator) }
         guard parts.count - 2 <= Self.maximumDisclosureCount else {
             throw .limitExceeded(.disclosureCount(maximum: Self.maximumDisclosureCount))

@@ -39,7 +39,7 @@ struct RequestObject: Sendable {
     /// then the client identifier and reader trust, then the claims that bind it to this
     /// exchange (`wallet_nonce`, `aud`, time).
     init(compact: String, expecting expectations: Expectations) throws(PresentationError) {
-        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+        let parts = compact.compactParts(separatedBy: UInt8(ascii: "."))
         if parts.count == 5 { throw .invalidRequest(.encryptedRequestObject) }
         guard parts.count == 3 else {
             throw .invalidRequest(.malformedRequestObject(.malformed(.partCount(expected: 3, actual: parts.count))))

@@ -1,0 +1,37 @@
+extension String {
+    /// The parts between occurrences of the ASCII byte `separator`, empty parts kept (the
+    /// shape of JWS, JWE and SD-JWT compact serializations).
+    ///
+    /// The scan runs over the UTF-8 bytes: it costs one pass, with no grapheme breaking,
+    /// and no grapheme clustering can merge a separator with a combining mark after it
+    /// (which a `Character` split would do, so that `a.\u{301}b` would not split).
+    public func compactParts(separatedBy separator: UInt8) -> [Substring] {
+        precondition(separator < 0x80, "the separator must be an ASCII byte")
+        let bytes = utf8
+        // Offsets of the separators, found over contiguous storage when the string has it.
+        let offsets: [Int] = bytes.withContiguousStorageIfAvailable { buffer in
+            var found: [Int] = []
+            for offset in 0..<buffer.count where buffer[offset] == separator { found.append(offset) }
+            return found
+        } ?? bytes.enumerated().compactMap { $0.element == separator ? $0.offset : nil }
+        var parts: [Substring] = []
+        parts.reserveCapacity(offsets.count + 1)
+        var start = bytes.startIndex
+        var startOffset = 0
+        for offset in offsets {
+            let end = bytes.index(start, offsetBy: offset - startOffset)
+            parts.append(Substring(bytes[start..<end]))
+            start = bytes.index(after: end)
+            startOffset = offset + 1
+        }
+        parts.append(Substring(bytes[start..<bytes.endIndex]))
+        return parts
+    }
+
+    /// Whether every UTF-8 byte lies in `range` (printable ASCII checks of compact forms).
+    public func utf8BytesAll(in range: ClosedRange<UInt8>) -> Bool {
+        utf8.withContiguousStorageIfAvailable { buffer in
+            buffer.allSatisfy { range.contains($0) }
+        } ?? utf8.allSatisfy { range.contains($0) }
+    }
+}
