@@ -106,9 +106,9 @@ public enum AESGCM {
             let operation: CryptoOperation = encrypt ? .encryption : .decryption
             let cipher: OpaquePointer?
             switch key.byteCount {
-            case 16: cipher = EVP_aes_128_gcm()
-            case 24: cipher = EVP_aes_192_gcm()
-            case 32: cipher = EVP_aes_256_gcm()
+            case 16: cipher = FetchedAlgorithms.shared.aes128GCM
+            case 24: cipher = FetchedAlgorithms.shared.aes192GCM
+            case 32: cipher = FetchedAlgorithms.shared.aes256GCM
             default: throw .invalidLength(.aesKey, actual: key.byteCount)
             }
             guard !nonce.isEmpty else { throw .invalidLength(.aesGCMNonce, actual: 0) }

@@ -62,8 +62,7 @@ public enum HKDF {
     }
 
     private static func derive(_ items: [OSSLParam], count: Int) throws(CryptoError) -> [UInt8] {
-        guard let kdf = EVP_KDF_fetch(nil, "HKDF", nil) else { throw backendError(.keyDerivation) }
-        defer { EVP_KDF_free(kdf) }
+        guard let kdf = FetchedAlgorithms.shared.hkdf else { throw backendError(.keyDerivation) }
         guard let context = EVP_KDF_CTX_new(kdf) else { throw backendError(.keyDerivation) }
         defer { EVP_KDF_CTX_free(context) }
         var output = [UInt8](repeating: 0, count: count)

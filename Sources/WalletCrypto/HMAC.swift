@@ -6,8 +6,7 @@ public enum HMAC {
     public static func authenticationCode(
         for message: [UInt8], key: SymmetricKey, algorithm: HashAlgorithm = .sha256
     ) throws(CryptoError) -> [UInt8] {
-        guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { throw backendError(.authenticationCode) }
-        defer { EVP_MAC_free(mac) }
+        guard let mac = FetchedAlgorithms.shared.hmac else { throw backendError(.authenticationCode) }
         guard let context = EVP_MAC_CTX_new(mac) else { throw backendError(.authenticationCode) }
         defer { EVP_MAC_CTX_free(context) }
         try withOSSLParams([.utf8("digest", algorithm.openSSLName)], for: .authenticationCode) {

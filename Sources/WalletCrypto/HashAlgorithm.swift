@@ -27,12 +27,12 @@ public enum HashAlgorithm: String, Sendable, CaseIterable {
         }
     }
 
-    /// The libcrypto `EVP_MD` (a static object owned by libcrypto, never freed).
+    /// The libcrypto `EVP_MD`, fetched once per process and never freed (see `FetchedAlgorithms`).
     var evpMD: OpaquePointer? {
         switch self {
-        case .sha256: EVP_sha256()
-        case .sha384: EVP_sha384()
-        case .sha512: EVP_sha512()
+        case .sha256: FetchedAlgorithms.shared.sha256
+        case .sha384: FetchedAlgorithms.shared.sha384
+        case .sha512: FetchedAlgorithms.shared.sha512
         }
     }
 
