@@ -97,7 +97,10 @@ public struct ECPrivateKey: Sendable, CustomStringConvertible, CustomDebugString
         guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil) else { throw backendError(.keyAgreement) }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_derive_init(context) == 1 else { throw backendError(.keyAgreement) }
-        guard EVP_PKEY_derive_set_peer(context, peer.key.pointer) == 1 else {
+        // validate_peer 0: `peer` was checked on import (on the curve, not the point at infinity),
+        // which on these prime-order curves (cofactor 1) is the whole check. The default
+        // validation repeats it with an n·Q = O test, a second scalar multiplication per ECDH.
+        guard EVP_PKEY_derive_set_peer_ex(context, peer.key.pointer, 0) == 1 else {
             ERR_clear_error()
             throw .invalidKey(.peerKeyRejected)
         }

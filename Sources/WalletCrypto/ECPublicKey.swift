@@ -20,7 +20,21 @@ public struct ECPublicKey: Sendable, Equatable, CustomStringConvertible {
         case 0x02 where point.count == 1 + n, 0x03 where point.count == 1 + n: break
         default: throw .invalidKey(.malformed)
         }
-        try self.init(key: curve.importPublicPoint(point), curve: curve)
+        let key = try curve.importPublicPoint(point)
+        if point[0] == 0x04 {
+            // The import validated this point on the curve; it is already the canonical form,
+            // so reading the coordinates back from libcrypto (two BIGNUM exports) is not needed.
+            self.init(validatedKey: key, curve: curve, sec1Uncompressed: point)
+        } else {
+            try self.init(key: key, curve: curve)
+        }
+    }
+
+    /// Wraps a key libcrypto validated from `sec1Uncompressed`.
+    private init(validatedKey key: EVPKey, curve: ECCurve, sec1Uncompressed: [UInt8]) {
+        self.key = key
+        self.curve = curve
+        self.sec1Uncompressed = sec1Uncompressed
     }
 
     /// Same as `init(x963Representation:curve:)`.
@@ -39,6 +53,10 @@ public struct ECPublicKey: Sendable, Equatable, CustomStringConvertible {
 
     /// Imports a DER SubjectPublicKeyInfo holding an EC key on a supported curve.
     public init(spkiDER: [UInt8]) throws(CryptoError) {
+        if case .ec(let known)? = SubjectPublicKeyInfoPrefix.importKnown(spkiDER) {
+            self = known
+            return
+        }
         let decoded = try EVPKey.fromSubjectPublicKeyInfo(spkiDER)
         try self.init(decoded: decoded)
     }

@@ -8,6 +8,10 @@ public enum PublicKey: Sendable, Equatable {
     /// Imports a DER SubjectPublicKeyInfo (EC on a supported curve, or Ed25519);
     /// other key types throw `CryptoError.unsupportedKey`.
     public init(spkiDER: [UInt8]) throws(CryptoError) {
+        if let known = SubjectPublicKeyInfoPrefix.importKnown(spkiDER) {
+            self = known
+            return
+        }
         let decoded = try EVPKey.fromSubjectPublicKeyInfo(spkiDER)
         if decoded.isA("EC") {
             self = try .ec(ECPublicKey(decoded: decoded))
@@ -65,5 +69,40 @@ public enum PublicKey: Sendable, Equatable {
         case .ed25519(let key):
             return key.isValidSignature(signature, for: message)
         }
+    }
+}
+
+/// The DER SubjectPublicKeyInfo of the keys certificates carry almost always: an EC key on
+/// a named curve with an uncompressed point, or an Ed25519 key. Each is a fixed prefix and
+/// a fixed-length key, so these are imported straight from their key bytes (which are then
+/// validated as any point or raw key is); OpenSSL 3's generic SPKI decoder sets up a
+/// decoder context per call, which costs more than an ECDSA verification. Anything else
+/// (compressed points, explicit parameters, other key types) takes the generic decoder.
+enum SubjectPublicKeyInfoPrefix {
+    /// `SEQUENCE { SEQUENCE { id-ecPublicKey, <curve OID> }, BIT STRING (0 unused bits) }`
+    /// up to the point, per curve (RFC 5480 §2); the point follows.
+    static let ec: [(curve: ECCurve, prefix: [UInt8])] = [
+        (.p256, [0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
+                 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00]),
+        (.p384, [0x30, 0x76, 0x30, 0x10, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
+                 0x06, 0x05, 0x2B, 0x81, 0x04, 0x00, 0x22, 0x03, 0x62, 0x00]),
+        (.p521, [0x30, 0x81, 0x9B, 0x30, 0x10, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
+                 0x06, 0x05, 0x2B, 0x81, 0x04, 0x00, 0x23, 0x03, 0x81, 0x86, 0x00]),
+    ]
+    /// `SEQUENCE { SEQUENCE { id-Ed25519 }, BIT STRING (0 unused bits) }` (RFC 8410 §4).
+    static let ed25519: [UInt8] = [0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00]
+
+    /// The key of `der` when it is one of the fixed forms above (whole input, nothing after
+    /// it) and valid; nil otherwise, and then the generic decoder decides, so an invalid key
+    /// is refused with the same error either way.
+    static func importKnown(_ der: [UInt8]) -> PublicKey? {
+        for (curve, prefix) in ec where der.count == prefix.count + 1 + 2 * curve.coordinateByteCount
+            && der.starts(with: prefix) && der[prefix.count] == 0x04 {
+            return (try? ECPublicKey(x963Representation: Array(der[prefix.count...]), curve: curve)).map { .ec($0) }
+        }
+        if der.count == ed25519.count + 32, der.starts(with: ed25519) {
+            return (try? Ed25519PublicKey(rawRepresentation: Array(der[ed25519.count...]))).map { .ed25519($0) }
+        }
+        return nil
     }
 }

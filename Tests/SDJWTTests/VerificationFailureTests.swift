@@ -299,6 +299,38 @@ struct VerificationFailureTests {
         }
     }
 
+    @Test("the holder's own cnf.jwk is read strictly whichever path reads it: extra members kept, bad ones refused")
+    func holderReadsItsOwnKeyStrictly() async throws {
+        func credential(_ jwk: JSONObject) async throws -> SDJWT {
+            var claims = Self.claims
+            claims["cnf"] = .object(["jwk": .object(jwk)])
+            return try SDJWT(compact: try await Self.signed(claims) + "~")
+        }
+        let spelled = TestSupport.holderPublicJWK.members
+        // The signer's key with a kid: bound, and the verifier accepts the KB-JWT.
+        var withKeyID = spelled
+        withKeyID["kid"] = "holder-1"
+        let bound = try await credential(withKeyID).bound(with: Self.parameters, signer: TestSupport.holderSigner)
+        #expect(try Self.verify(bound.serialization).keyBinding?.nonce == TestSupport.nonce)
+        // The signer's key spelled exactly, but a kid that is not a string: refused as before.
+        var badKeyID = spelled
+        badKeyID["kid"] = 5
+        await #expect(throws: SDJWTError.keyBinding(.invalidHolderKey(.invalidKey(.invalidMember("kid"))))) {
+            try await credential(badKeyID).bound(with: Self.parameters, signer: TestSupport.holderSigner)
+        }
+        // The signer's point with a private scalar that is not its own: validated in full, refused.
+        var withForeignScalar = spelled
+        withForeignScalar["d"] = .string(Base64URL.encode(try ECPrivateKey.generate(curve: .p256).rawScalar()))
+        await #expect(throws: SDJWTError.keyBinding(.invalidHolderKey(.invalidKey(.privateKeyMismatch)))) {
+            try await credential(withForeignScalar).bound(with: Self.parameters, signer: TestSupport.holderSigner)
+        }
+        // Another valid key: the mismatch, not a parse failure.
+        let other = JWK(publicKey: try ECPrivateKey.generate(curve: .p256).publicKey).members
+        await #expect(throws: SDJWTError.keyBinding(.holderKeyMismatch)) {
+            try await credential(other).bound(with: Self.parameters, signer: TestSupport.holderSigner)
+        }
+    }
+
     @Test("missing key binding is missingKeyBinding; an unbound credential cannot satisfy it")
     func missingKeyBinding() async throws {
         let unbound = try await TestSupport.mint(Self.claims, plan: Self.plan).presentation(disclosing: [["given_name"]])

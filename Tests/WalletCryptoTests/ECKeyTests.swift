@@ -52,6 +52,32 @@ struct ECKeyTests {
         #expect(throws: CryptoError.self) { try ECPrivateKey(pem: "") }
     }
 
+    @Test("The fixed SPKI forms read without OpenSSL's decoder are exactly OpenSSL's encodings, and refuse what it refuses")
+    func knownSubjectPublicKeyInfoForms() throws {
+        for curve in ECCurve.allCases {
+            let key = try ECPrivateKey.generate(curve: curve).publicKey
+            let spki = try key.spkiDER
+            let prefix = try #require(SubjectPublicKeyInfoPrefix.ec.first { $0.curve == curve }?.prefix)
+            #expect(spki == prefix + key.sec1Uncompressed, "\(curve)")
+            #expect(SubjectPublicKeyInfoPrefix.importKnown(spki) == .ec(key))
+            // The same form with a point off the curve: left to the generic decoder, which refuses it.
+            var offCurve = spki
+            offCurve[offCurve.count - 1] ^= 0x01
+            #expect(SubjectPublicKeyInfoPrefix.importKnown(offCurve) == nil)
+            #expect(throws: CryptoError.self) { try ECPublicKey(spkiDER: offCurve) }
+            #expect(throws: CryptoError.self) { try PublicKey(spkiDER: offCurve) }
+            // A compressed point has another length: decoded by OpenSSL, same key.
+            let compressed = [(key.y.last ?? 0) & 1 == 0 ? 0x02 : 0x03] + key.x
+            #expect(SubjectPublicKeyInfoPrefix.importKnown(spki.prefix(prefix.count) + compressed) == nil)
+        }
+        let edKey = try Ed25519PrivateKey.generate().publicKey
+        let edSPKI = try edKey.spkiDER
+        #expect(edSPKI == SubjectPublicKeyInfoPrefix.ed25519 + edKey.rawRepresentation)
+        #expect(SubjectPublicKeyInfoPrefix.importKnown(edSPKI) == .ed25519(edKey))
+        // An EC key asked of an Ed25519 SPKI is still the type error.
+        #expect(throws: CryptoError.unsupportedKey(expected: .ec)) { try ECPublicKey(spkiDER: edSPKI) }
+    }
+
     @Test("SPKI, PEM, PKCS#8 and raw-scalar exports round trip on every curve")
     func roundTrips() throws {
         for curve in ECCurve.allCases {
