@@ -22,6 +22,7 @@ public struct ProcessedPayload: Sendable, Equatable {
     /// Processes `payload` (the issuer-signed JWT's claims) with `disclosures`.
     public init(payload: JSONObject, disclosures: [Disclosure], hashAlgorithm: SDJWTHashAlgorithm) throws(SDJWTError) {
         var state = State(disclosures: disclosures)
+        state.indexByDigest.reserveCapacity(disclosures.count)
         for (index, disclosure) in disclosures.enumerated() {
             let digest = disclosure.digest(using: hashAlgorithm)
             guard state.indexByDigest.updateValue(index, forKey: digest) == nil else {
@@ -58,19 +59,29 @@ public struct ProcessedPayload: Sendable, Equatable {
 
     private struct State {
         let disclosures: [Disclosure]
+        /// Every digest met so far: a disclosure's index until the payload uses it, then
+        /// `State.used`; digests the payload uses that no disclosure has (decoys, undisclosed
+        /// claims) are added as `used` too. One table answers both "which disclosure" and
+        /// "seen before", with one hash of the digest per use.
         var indexByDigest: [String: Int] = [:]
-        var seenDigests: Set<String> = []
-        var locations: [Int: [ClaimPathElement]] = [:]
+        /// Where each disclosure was placed, by index.
+        var locations: [[ClaimPathElement]?]
 
-        init(disclosures: [Disclosure]) { self.disclosures = disclosures }
+        static let used = -1
+
+        init(disclosures: [Disclosure]) {
+            self.disclosures = disclosures
+            self.locations = Array(repeating: nil, count: disclosures.count)
+        }
 
         /// The disclosure a digest refers to, after checking the digest was not used before.
         mutating func claim(_ digest: JSONValue, arrayElement: Bool) throws(SDJWTError) -> (Int, Disclosure)? {
             guard let text = digest.stringValue else {
                 throw .malformed(.digestNotString(arrayElement: arrayElement))
             }
-            guard seenDigests.insert(text).inserted else { throw .disclosure(.duplicateDigest(text)) }
-            guard let index = indexByDigest[text] else { return nil }   // a decoy or an undisclosed claim
+            let previous = indexByDigest.updateValue(Self.used, forKey: text)
+            guard previous != Self.used else { throw .disclosure(.duplicateDigest(text)) }
+            guard let index = previous else { return nil }   // a decoy or an undisclosed claim
             let disclosure = disclosures[index]
             guard disclosure.isArrayElement == arrayElement else { throw .disclosure(.kindMismatch(digest: text)) }
             return (index, disclosure)
@@ -84,7 +95,7 @@ public struct ProcessedPayload: Sendable, Equatable {
             case .object(let members):
                 var output: JSONObject = [:]
                 for (name, member) in members where name != "_sd" {
-                    output[name] = try process(member, at: location + [.key(name)], depth: depth + 1)
+                    output[name] = try processMember(member, at: location, .key(name), depth: depth + 1)
                 }
                 if let digests = members["_sd"] {
                     guard case .array(let entries) = digests else { throw .malformed(.digestsNotArray) }
@@ -108,11 +119,26 @@ public struct ProcessedPayload: Sendable, Equatable {
                         locations[index] = elementLocation
                         output.append(try process(disclosure.value, at: elementLocation, depth: depth + 1))
                     } else {
-                        output.append(try process(element, at: location + [.index(output.count)], depth: depth + 1))
+                        output.append(try processMember(element, at: location, .index(output.count), depth: depth + 1))
                     }
                 }
                 return .array(output)
             default:
+                return value
+            }
+        }
+
+        /// `process` for a member of an object or array: a scalar is returned as it is (after
+        /// the same depth check), without building its location.
+        mutating func processMember(_ value: JSONValue, at parent: [ClaimPathElement], _ element: ClaimPathElement,
+                                    depth: Int) throws(SDJWTError) -> JSONValue {
+            switch value {
+            case .object, .array:
+                return try process(value, at: parent + [element], depth: depth)
+            default:
+                guard depth <= ProcessedPayload.maximumDepth else {
+                    throw .limitExceeded(.nestingDepth(maximum: ProcessedPayload.maximumDepth))
+                }
                 return value
             }
         }

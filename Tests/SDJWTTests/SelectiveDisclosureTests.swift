@@ -62,6 +62,30 @@ struct SelectiveDisclosureTests {
         #expect(payload["address"] == nil && payload["vct"] == "urn:eudi:pid:1")
     }
 
+    @Test("processing: a scalar at maximumDepth is kept, one level deeper is limitExceeded, in objects and arrays")
+    func processingDepthBoundary() throws {
+        let limit = ProcessedPayload.maximumDepth
+        // The payload is depth 0; `levels` objects in all put the scalar at depth `levels`.
+        func objects(_ levels: Int) -> JSONObject {
+            var value: JSONValue = 1
+            for _ in 0..<levels { value = .object(["a": value]) }
+            return value.objectValue ?? [:]
+        }
+        // One object holding `levels - 1` nested arrays puts the scalar at depth `levels`.
+        func arrays(_ levels: Int) -> JSONObject {
+            var value: JSONValue = 1
+            for _ in 0..<(levels - 1) { value = .array([value]) }
+            return ["a": value]
+        }
+        for payload in [objects, arrays] {
+            let kept = try ProcessedPayload(payload: payload(limit), disclosures: [], hashAlgorithm: .sha256)
+            #expect(kept.claims["a"] != nil)
+            #expect(throws: SDJWTError.limitExceeded(.nestingDepth(maximum: limit))) {
+                try ProcessedPayload(payload: payload(limit + 1), disclosures: [], hashAlgorithm: .sha256)
+            }
+        }
+    }
+
     @Test("a nested member discloses itself and its parent object, not its siblings")
     func nestedMember() async throws {
         let result = try await Self.present([["address", "street_address"]])
