@@ -99,7 +99,7 @@ extension CBOR {
         var cost = CBORWork()
         let item: CBORItem
         do {
-            item = try CBORItem.parseNodes(bytes, start: 0, end: bytes.count, options: decoding, work: &cost)
+            item = try CBORItem.parse(bytes, start: 0, end: bytes.count, options: decoding, work: &cost)
         } catch {
             work.add(cost)
             throw error
@@ -275,7 +275,7 @@ struct DiagnosticPrinter {
                 printer.printNode(storage, parts[2 * i + 1].index, depth: depth + 1)
             }
         case 6:
-            let tag = node.value.tag ?? 0
+            let tag = node.argument
             emit(String(tag))
             emit("(")
             let contentIndex = index + 1
@@ -302,7 +302,7 @@ struct DiagnosticPrinter {
             printNode(storage, contentIndex, depth: depth + 1)
             emit(")")
         default:
-            printValue(node.value, depth: depth)
+            printValue(item.value, depth: depth)
         }
     }
 
@@ -326,7 +326,7 @@ struct DiagnosticPrinter {
         decoding.maxDepth = min(decoding.effectiveMaxDepth, decoding.effectiveMaxDepth - depth - 1)
         guard decoding.maxDepth >= 0, end - start <= decoding.maxInputSize else { return nil }
         var cost = CBORWork()
-        let item = try? CBORItem.parseNodes(bytes, start: start, end: end, options: decoding, work: &cost)
+        let item = try? CBORItem.parse(bytes, start: start, end: end, options: decoding, work: &cost)
         guard spend(read: cost.bytesRead, allocated: cost.bytesAllocated),
               let item, item.byteRange.upperBound == end else { return nil }
         return item

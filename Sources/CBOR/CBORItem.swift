@@ -4,7 +4,7 @@
 /// Signatures and digests (COSE_Sign1, mdoc `IssuerSignedItemBytes`, MSO digests) are
 /// computed over bytes as received, which a re-encoding need not reproduce. All items of
 /// one decoding share a single copy of the input and a flat table of byte ranges, so
-/// navigating costs no copies.
+/// navigating costs no copies, and values are built only when ``value`` is asked for.
 public struct CBORItem: Sendable {
     final class Storage: Sendable {
         let bytes: [UInt8]
@@ -12,6 +12,57 @@ public struct CBORItem: Sendable {
         init(bytes: [UInt8], nodes: [CBORNode]) {
             self.bytes = bytes
             self.nodes = nodes
+        }
+
+        /// The value of node `index`, built from the node table and the bytes, which the
+        /// parse validated (UTF-8, simple values, limits): building cannot fail.
+        func value(at index: Int) -> CBOR {
+            let node = nodes[index]
+            switch node.major {
+            case 0:
+                return .unsigned(node.argument)
+            case 1:
+                return .negative(node.argument)
+            case 2, 3:
+                let content: [UInt8]
+                if node.indefinite {
+                    var joined: [UInt8] = []
+                    var chunk = index + 1
+                    while chunk < node.subtreeEnd {
+                        joined.append(contentsOf: bytes[nodes[chunk].headEnd..<nodes[chunk].end])
+                        chunk = nodes[chunk].subtreeEnd
+                    }
+                    content = joined
+                } else if node.major == 3 {
+                    return .textString(String(decoding: bytes[node.headEnd..<node.end], as: UTF8.self))
+                } else {
+                    content = Array(bytes[node.headEnd..<node.end])
+                }
+                return node.major == 3 ? .textString(String(decoding: content, as: UTF8.self)) : .byteString(content)
+            case 4:
+                var elements: [CBOR] = []
+                elements.reserveCapacity(node.indefinite ? 0 : Int(node.argument))
+                var child = index + 1
+                while child < node.subtreeEnd {
+                    elements.append(value(at: child))
+                    child = nodes[child].subtreeEnd
+                }
+                return .array(elements)
+            case 5:
+                var entries: [CBORMap.Entry] = []
+                entries.reserveCapacity(node.indefinite ? 0 : Int(node.argument))
+                var child = index + 1
+                while child < node.subtreeEnd {
+                    let valueIndex = nodes[child].subtreeEnd
+                    entries.append(CBORMap.Entry(key: value(at: child), value: value(at: valueIndex)))
+                    child = nodes[valueIndex].subtreeEnd
+                }
+                return .map(CBORMap(entries))
+            case 6:
+                return .tagged(node.argument, value(at: index + 1))
+            default:
+                return CBORParser.simpleOrFloat(info: node.info, argument: node.argument)
+            }
         }
     }
 
@@ -25,8 +76,8 @@ public struct CBORItem: Sendable {
         return try parse(bytes, start: start, end: end, options: options, work: &work)
     }
 
-    /// Parses one item with its values, and adds what the parse cost to `work` (also
-    /// when it fails).
+    /// Parses the nodes of one item (no values are built until asked for), and adds what
+    /// the parse cost to `work` (also when it fails).
     static func parse(_ bytes: [UInt8], start: Int, end: Int, options: CBORDecodingOptions,
                       work: inout CBORWork) throws(CBORError) -> CBORItem {
         var parser = CBORParser(bytes: bytes, start: start, end: end, options: options, recordNodes: true)
@@ -35,20 +86,11 @@ public struct CBORItem: Sendable {
         return CBORItem(storage: Storage(bytes: bytes, nodes: parser.nodes), index: 0)
     }
 
-    /// Parses the nodes of one item without building the values of its strings and
-    /// containers (for the diagnostic printer, which reads those from the bytes), and
-    /// adds what the parse cost to `work`.
-    static func parseNodes(_ bytes: [UInt8], start: Int, end: Int, options: CBORDecodingOptions,
-                           work: inout CBORWork) throws(CBORError) -> CBORItem {
-        var parser = CBORParser(bytes: bytes, start: start, end: end, options: options, recordNodes: true,
-                                materializeValues: false)
-        defer { work.add(parsing: parser) }
-        _ = try parser.parseItem(depth: 0)
-        return CBORItem(storage: Storage(bytes: bytes, nodes: parser.nodes), index: 0)
-    }
-
-    /// The decoded value of this item.
-    public var value: CBOR { node.value }
+    /// The decoded value of this item. It is built from the bytes on each call, in time
+    /// and memory linear in the item's size: keep the result rather than asking a large
+    /// item again, and prefer ``majorType``, ``children`` and the subscripts for
+    /// navigating.
+    public var value: CBOR { storage.value(at: index) }
 
     /// The bytes this item was decoded from, exactly as received (a slice of the shared
     /// input buffer; indices are offsets into it).
@@ -86,11 +128,16 @@ public struct CBORItem: Sendable {
 
     /// The number of elements of an array or entries of a map; 0 for other items.
     public var count: Int {
-        switch node.value {
-        case .array(let elements): return elements.count
-        case .map(let map): return map.count
-        default: return 0
+        let node = self.node
+        guard node.major == 4 || node.major == 5 else { return 0 }
+        if !node.indefinite { return Int(node.argument) }
+        var children = 0
+        var child = index + 1
+        while child < node.subtreeEnd {
+            children += 1
+            child = storage.nodes[child].subtreeEnd
         }
+        return node.major == 5 ? children / 2 : children
     }
 
     /// The entries of a map item, keys and values with their exact bytes; empty for
@@ -119,7 +166,38 @@ public struct CBORItem: Sendable {
 
     /// The value under `key` of a map item (first matching entry).
     public subscript(key: CBOR) -> CBORItem? {
-        mapEntries.first { $0.key.value == key }?.value
+        let node = self.node
+        guard node.major == 5 else { return nil }
+        var child = index + 1
+        while child < node.subtreeEnd {
+            let valueIndex = storage.nodes[child].subtreeEnd
+            if CBORItem(storage: storage, index: child).hasValue(key) {
+                return CBORItem(storage: storage, index: valueIndex)
+            }
+            child = storage.nodes[valueIndex].subtreeEnd
+        }
+        return nil
+    }
+
+    /// True when this item's value equals `key`; integer and definite-string items are
+    /// compared without building their value.
+    private func hasValue(_ key: CBOR) -> Bool {
+        let node = self.node
+        switch (node.major, key) {
+        case (0, .unsigned(let n)), (1, .negative(let n)):
+            return node.argument == n
+        case (0, _), (1, _):
+            return false
+        case (3, .textString(let text)) where !node.indefinite:
+            var text = text
+            return text.withUTF8 { storage.bytes[node.headEnd..<node.end].elementsEqual($0) }
+        case (2, .byteString(let bytes)) where !node.indefinite:
+            return storage.bytes[node.headEnd..<node.end].elementsEqual(bytes)
+        case (2, _), (3, _):
+            return node.indefinite && value == key
+        default:
+            return value == key
+        }
     }
 
     /// The value under the text key `key` of a map item.
@@ -129,7 +207,7 @@ public struct CBORItem: Sendable {
 
     /// The tag number of a tagged item.
     public var tag: UInt64? {
-        value.tag
+        node.major == 6 ? node.argument : nil
     }
 
     /// The content of a tagged item, with its exact bytes.
@@ -154,7 +232,7 @@ public struct CBORItem: Sendable {
             throw .typeMismatch(expected: "tag 24 with a byte string", path: "")
         }
         if targetNode.indefinite {
-            guard case .byteString(let joined) = targetNode.value else {
+            guard case .byteString(let joined) = target.value else {
                 throw .typeMismatch(expected: "tag 24 with a byte string", path: "")
             }
             return try CBOR.decodeItem(joined, options: options)

@@ -9,23 +9,28 @@ struct CBORNode: Sendable {
     var end: Int
     /// Index just past this node's last descendant in preorder.
     var subtreeEnd: Int
+    /// The head's argument: an integer's magnitude, a definite length or count, a tag
+    /// number, a simple value or a float's bits.
+    var argument: UInt64
     /// Major type 0...7.
     var major: UInt8
-    /// True for indefinite-length strings, arrays and maps.
-    var indefinite: Bool
-    /// The decoded value of the item.
-    var value: CBOR
+    /// The head's additional information (31: indefinite length).
+    var info: UInt8
+
+    /// True for indefinite-length strings, arrays and maps (a break is never a node).
+    var indefinite: Bool { info == 31 }
 }
 
 /// The single recursive-descent reader behind every decoding entry point. It checks
 /// well-formedness (RFC 8949 §5.3, Appendix F) and the limits in the options before it
-/// reserves memory, and optionally records a ``CBORNode`` per item.
+/// reserves memory, and either builds the value or records a ``CBORNode`` per item.
 ///
-/// Without `materializeValues` (the diagnostic printer's mode) it records the nodes but
-/// builds no values for strings and containers: byte string content is skipped, not
-/// copied, so a printer that expands nested tag-24 items reads each input byte once
-/// instead of copying the rest of the input at every level. Map keys are still decoded
-/// when duplicate keys are rejected.
+/// Recording nodes (``CBORItem``'s mode) builds no values for strings and containers:
+/// string content is validated, not copied, and ``CBORItem/value`` builds values from the
+/// nodes when asked. A verifier that decodes hundreds of embedded items, or a printer that
+/// expands nested tag-24 items, thus reads each input byte once and allocates one node
+/// table per decoding. Map keys are compared in place when they are integers or definite
+/// strings, and decoded with a digest otherwise.
 struct CBORParser {
     private let bytes: [UInt8]
     private let end: Int
@@ -34,6 +39,8 @@ struct CBORParser {
     private let recordNodes: Bool
     private var materialize: Bool
     private(set) var position: Int
+    /// The head read last: after a key without nested items, the key's own head.
+    private var lastHead = Head(offset: 0, major: 0, info: 0, argument: 0)
     private var itemCount = 0
     private(set) var nodes: [CBORNode] = []
     /// Input bytes examined: heads, and string content copied or validated.
@@ -53,15 +60,19 @@ struct CBORParser {
     /// String bytes fed to key digests (each at most once, however deep keys nest).
     private(set) var bytesHashed = 0
 
-    init(bytes: [UInt8], start: Int, end: Int, options: CBORDecodingOptions, recordNodes: Bool,
-         materializeValues: Bool = true) {
+    /// A parser that builds values (`recordNodes: false`) or records nodes without values.
+    init(bytes: [UInt8], start: Int, end: Int, options: CBORDecodingOptions, recordNodes: Bool) {
         self.bytes = bytes
         self.position = start
         self.end = end
         self.options = options
         self.maxDepth = options.effectiveMaxDepth
         self.recordNodes = recordNodes
-        self.materialize = materializeValues
+        self.materialize = !recordNodes
+        if recordNodes {
+            // Most items are a few bytes each; grow from there rather than from empty.
+            nodes.reserveCapacity(min(end - start, 16))
+        }
     }
 
     private var remaining: Int { end - position }
@@ -158,12 +169,13 @@ struct CBORParser {
     mutating func parseItem(depth: Int) throws(CBORError) -> CBOR {
         guard depth <= maxDepth else { throw .depthLimitExceeded(offset: position) }
         let head = try readHead()
+        lastHead = head
         try countItem(at: head.offset)
         let nodeIndex = nodes.count
         if recordNodes {
             nodes.append(CBORNode(start: head.offset, headEnd: position, end: position,
-                                  subtreeEnd: nodeIndex + 1, major: head.major,
-                                  indefinite: head.indefinite, value: .null))
+                                  subtreeEnd: nodeIndex + 1, argument: head.argument,
+                                  major: head.major, info: head.info))
         }
         let value: CBOR
         switch head.major {
@@ -196,7 +208,6 @@ struct CBORParser {
         if recordNodes {
             nodes[nodeIndex].end = position
             nodes[nodeIndex].subtreeEnd = nodes.count
-            nodes[nodeIndex].value = value
         }
         return value
     }
@@ -268,19 +279,15 @@ struct CBORParser {
                 bytesHashed += length
             }
             // Each chunk of a text string must itself be valid UTF-8.
-            let chunkValue: CBOR
+            try skipString(isText: isText, start: start, end: position)
             if materialize {
-                chunkValue = try makeString(isText: isText, start: start, end: position)
                 buffer.append(contentsOf: bytes[start..<position])
                 bytesCopied += length
-            } else {
-                try skipString(isText: isText, start: start, end: position)
-                chunkValue = .null
             }
             if recordNodes {
                 nodes.append(CBORNode(start: chunk.offset, headEnd: start, end: position,
-                                      subtreeEnd: nodes.count + 1, major: chunk.major,
-                                      indefinite: false, value: chunkValue))
+                                      subtreeEnd: nodes.count + 1, argument: chunk.argument,
+                                      major: chunk.major, info: chunk.info))
             }
         }
         if keyDepth > 0 { digest = content.finalize() }
@@ -366,13 +373,79 @@ struct CBORParser {
         static func == (lhs: DigestedKey, rhs: DigestedKey) -> Bool { lhs.digest == rhs.digest && lhs.key == rhs.key }
     }
 
-    /// Up to this many keys, duplicates are found by comparing digests in order.
+    /// Up to this many keys, duplicates are found by comparing keys in order.
     private static let linearKeyLimit = 16
+
+    /// A key that is an integer or a definite-length string, compared where it lies: two
+    /// such keys are equal exactly when major type, argument and content bytes are (a
+    /// definite string equals an indefinite one of the same content, so one of those
+    /// turns the map over to digests).
+    private struct PlainKey: Hashable {
+        let major: UInt8
+        let argument: UInt64
+        /// The string content (a view of the input); empty for integers.
+        let content: ArraySlice<UInt8>
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(major)
+            hasher.combine(argument)
+            content.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+
+        static func == (a: PlainKey, b: PlainKey) -> Bool {
+            guard a.major == b.major, a.argument == b.argument else { return false }
+            return a.content.withUnsafeBufferPointer { x in
+                b.content.withUnsafeBufferPointer { y in
+                    for k in 0..<x.count where x[k] != y[k] { return false }
+                    return true
+                }
+            }
+        }
+
+        /// A total order consistent with `==`: major type, argument (an integer's value or
+        /// a string's length), then content. Keys that arrive in increasing order (a
+        /// deterministic or sorted encoding) are distinct without a lookup.
+        static func < (a: PlainKey, b: PlainKey) -> Bool {
+            if a.major != b.major { return a.major < b.major }
+            if a.argument != b.argument { return a.argument < b.argument }
+            return a.content.lexicographicallyPrecedes(b.content)
+        }
+    }
+
+    /// True when the byte at `offset` starts an integer or a definite-length string.
+    private func startsPlainKey(at offset: Int) -> Bool {
+        guard offset < end else { return false }
+        let initial = bytes[offset]
+        return initial >> 5 <= 3 && initial & 0x1F < 28
+    }
+
+    /// A plain key as the digest path sees it: its value and its structural digest.
+    private func digested(_ key: PlainKey) -> DigestedKey {
+        switch key.major {
+        case 0: return DigestedKey(digest: Self.digest(0, key.argument), key: .unsigned(key.argument))
+        case 1: return DigestedKey(digest: Self.digest(1, key.argument), key: .negative(key.argument))
+        default:
+            var content = StringDigest(major: key.major)
+            content.add(key.content)
+            let value: CBOR = key.major == 3
+                ? .textString(String(decoding: key.content, as: UTF8.self))
+                : .byteString(Array(key.content))
+            return DigestedKey(digest: content.finalize(), key: value)
+        }
+    }
 
     private mutating func parseMap(_ head: Head, depth: Int) throws(CBORError) -> CBORMap {
         var entries: [CBORMap.Entry] = []
-        // Small maps (every mdoc IssuerSignedItem, most COSE headers) compare digests in a
-        // short array; a Set is built only past `linearKeyLimit` keys, so hostile maps stay O(n).
+        // Keys that are integers or definite strings (every mdoc IssuerSignedItem, COSE
+        // header and MSO) are compared in place: none while they arrive in increasing
+        // order, then in a short array, past `linearKeyLimit` keys in a Set. At the first
+        // other key every key goes to digests (a short array, then a Set). Either way
+        // hostile maps stay O(n) however many or deep their keys.
+        var plain: [PlainKey] = []
+        var plainSet = Set<PlainKey>()
+        var plainMode = true
+        // True while every plain key so far was greater than the one before.
+        var increasing = true
         var recent: [DigestedKey] = []
         var seen = Set<DigestedKey>()
         var previousKey: Range<Int>? = nil
@@ -393,30 +466,69 @@ struct CBORParser {
         while parsed < count {
             if head.indefinite, try consumeBreak() { break }
             let keyStart = position
-            // Duplicate detection compares keys by value, so keys are decoded in every mode,
-            // with their digests.
-            let materializeValues = materialize
-            if options.rejectDuplicateMapKeys {
-                materialize = true
-                keyDepth += 1
-            }
-            let key = try parseItem(depth: depth + 1)
-            if options.rejectDuplicateMapKeys {
-                keyDepth -= 1
-                // Hashed, so hostile maps stay O(n) however many or deep their keys.
-                let digested = DigestedKey(digest: digest, key: key)
-                if parsed < Self.linearKeyLimit {
-                    guard !recent.contains(digested) else { throw .duplicateMapKey(offset: keyStart) }
-                    recent.append(digested)
+            let key: CBOR
+            let keyDigest: Int
+            if options.rejectDuplicateMapKeys, plainMode, keyDepth == 0, startsPlainKey(at: position) {
+                key = try parseItem(depth: depth + 1)
+                let keyHead = lastHead
+                let length = keyHead.major >= 2 ? Int(keyHead.argument) : 0
+                let plainKey = PlainKey(major: keyHead.major, argument: keyHead.argument,
+                                        content: bytes[(position - length)..<position])
+                if plain.isEmpty { plain.reserveCapacity(head.indefinite ? 4 : min(count, 1024)) }
+                if increasing, let last = plain.last, !(last < plainKey) { increasing = false }
+                if increasing {
+                    // Greater than every key before it: new.
+                } else if parsed < Self.linearKeyLimit {
+                    guard !plain.contains(plainKey) else { throw .duplicateMapKey(offset: keyStart) }
                 } else {
-                    if parsed == Self.linearKeyLimit { seen = Set(recent); recent = [] }
-                    guard seen.insert(digested).inserted else { throw .duplicateMapKey(offset: keyStart) }
+                    if plainSet.isEmpty {
+                        plainSet.reserveCapacity(head.indefinite ? 2 * plain.count : min(count, 1024))
+                        plainSet.formUnion(plain)
+                        bytesStructure += 2 * plain.count * MemoryLayout<PlainKey>.stride
+                    }
+                    guard plainSet.insert(plainKey).inserted else { throw .duplicateMapKey(offset: keyStart) }
+                    bytesStructure += 2 * MemoryLayout<PlainKey>.stride
                 }
-                // A hash table keeps some slack: count each key's slot twice.
-                bytesStructure += 2 * MemoryLayout<DigestedKey>.stride
+                plain.append(plainKey)
+                bytesStructure += MemoryLayout<PlainKey>.stride
+                keyDigest = 0
+            } else {
+                if plainMode {
+                    // From here on keys are compared by digest: the plain ones join them.
+                    plainMode = false
+                    if parsed <= Self.linearKeyLimit {
+                        recent = plain.map(digested)
+                    } else {
+                        seen = Set(plain.map(digested))
+                    }
+                    plain = []
+                    plainSet = []
+                }
+                // Duplicate detection compares keys by value, so these keys are decoded in
+                // every mode, with their digests.
+                let materializeValues = materialize
+                if options.rejectDuplicateMapKeys {
+                    materialize = true
+                    keyDepth += 1
+                }
+                key = try parseItem(depth: depth + 1)
+                if options.rejectDuplicateMapKeys {
+                    keyDepth -= 1
+                    // Hashed, so hostile maps stay O(n) however many or deep their keys.
+                    let digested = DigestedKey(digest: digest, key: key)
+                    if parsed < Self.linearKeyLimit {
+                        guard !recent.contains(digested) else { throw .duplicateMapKey(offset: keyStart) }
+                        recent.append(digested)
+                    } else {
+                        if parsed == Self.linearKeyLimit { seen = Set(recent); recent = [] }
+                        guard seen.insert(digested).inserted else { throw .duplicateMapKey(offset: keyStart) }
+                    }
+                    // A hash table keeps some slack: count each key's slot twice.
+                    bytesStructure += 2 * MemoryLayout<DigestedKey>.stride
+                }
+                keyDigest = digest
+                materialize = materializeValues
             }
-            let keyDigest = digest
-            materialize = materializeValues
             let keyRange = keyStart..<position
             if options.requireSortedMapKeys {
                 if let previous = previousKey,
@@ -439,35 +551,43 @@ struct CBORParser {
         return CBORMap(entries)
     }
 
+    /// Checks a major-type-7 head (RFC 8949 §3.3) and returns its value.
     private func parseSimpleOrFloat(_ head: Head) throws(CBORError) -> CBOR {
         switch head.info {
-        case 0..<20: return .simple(head.info)
-        case 20: return .boolean(false)
-        case 21: return .boolean(true)
-        case 22: return .null
-        case 23: return .undefined
         case 24:
             // RFC 8949 §3.3: values below 32 must use the one-byte form.
             guard head.argument >= 32 || (options.allowReservedSimpleValues && head.argument >= 24) else {
                 throw .invalidSimpleValue(offset: head.offset)
             }
-            return .simple(UInt8(truncatingIfNeeded: head.argument))
-        case 25:
-            return .half(UInt16(truncatingIfNeeded: head.argument))
         case 26:
-            let value = Float(bitPattern: UInt32(truncatingIfNeeded: head.argument))
-            if options.requirePreferredSerialization, FloatBits.exactHalfBits(value) != nil {
+            if options.requirePreferredSerialization,
+               FloatBits.exactHalfBits(Float(bitPattern: UInt32(truncatingIfNeeded: head.argument))) != nil {
                 throw .nonPreferredEncoding(offset: head.offset)
             }
-            return .float(value)
         case 27:
-            let value = Double(bitPattern: head.argument)
-            if options.requirePreferredSerialization, FloatBits.exactFloat(value) != nil {
+            if options.requirePreferredSerialization, FloatBits.exactFloat(Double(bitPattern: head.argument)) != nil {
                 throw .nonPreferredEncoding(offset: head.offset)
             }
-            return .double(value)
-        default:
+        case 31:
             throw .unexpectedBreak(offset: head.offset)
+        default:
+            break
+        }
+        return Self.simpleOrFloat(info: head.info, argument: head.argument)
+    }
+
+    /// The value of a major-type-7 head that ``parseSimpleOrFloat(_:)`` accepted.
+    static func simpleOrFloat(info: UInt8, argument: UInt64) -> CBOR {
+        switch info {
+        case 0..<20: return .simple(info)
+        case 20: return .boolean(false)
+        case 21: return .boolean(true)
+        case 22: return .null
+        case 23: return .undefined
+        case 24: return .simple(UInt8(truncatingIfNeeded: argument))
+        case 25: return .half(UInt16(truncatingIfNeeded: argument))
+        case 26: return .float(Float(bitPattern: UInt32(truncatingIfNeeded: argument)))
+        default: return .double(Double(bitPattern: argument))
         }
     }
 }

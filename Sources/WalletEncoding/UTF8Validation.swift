@@ -6,8 +6,20 @@ public enum UTF8Validation {
     /// The index of the first byte of the first invalid sequence in `bytes[start..<end]`,
     /// or nil when the range is valid UTF-8.
     public static func firstInvalidOffset(in bytes: [UInt8], from start: Int, to end: Int) -> Int? {
+        precondition(start >= 0 && start <= end && end <= bytes.count, "range outside the bytes")
+        return bytes.withUnsafeBufferPointer { firstInvalidOffset(in: $0, from: start, to: end) }
+    }
+
+    private static func firstInvalidOffset(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
         var index = start
         while index < end {
+            // ASCII runs, 8 bytes at a time.
+            while end - index >= 8 {
+                let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                guard word & 0x8080_8080_8080_8080 == 0 else { break }
+                index += 8
+            }
+            guard index < end else { break }
             let lead = bytes[index]
             if lead < 0x80 {
                 index += 1

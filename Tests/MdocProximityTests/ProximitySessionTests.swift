@@ -228,6 +228,8 @@ struct ProximitySessionTests {
         #expect(await manager.engagements.count == 2)
         #expect(manager.activeEngagement.current?.id == qr.id)
         let recorder = collect(manager.eventHub.sessionState) { $0.isTerminal }
+        // The QR engagement resumes after the NFC session's terminal state is published.
+        let qrResumed = collect(manager.eventHub.engagementEvents) { $0.engagementId == qr.id && $0.kind == .resumed }
         let consent = respond(on: manager, provider: fixtures.provider, choice: .accept)
         let reader = try MdocReader(connector: readerSide, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
         try await reader.engage(nfc: manager.nfc)
@@ -236,6 +238,7 @@ struct ProximitySessionTests {
         await consent.value
         #expect(verified.documents.count == 1)
         #expect(manager.activeEngagement.current?.id == nfc.id)
+        #expect(await qrResumed.value.last?.kind == .resumed)
         #expect(qr.isSuspended == false)       // resumed once the NFC session ended
         let request = states.first { $0.userInteractionRequired }?.deviceRequest
         #expect(states == [

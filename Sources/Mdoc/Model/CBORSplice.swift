@@ -65,6 +65,8 @@ enum MdocDecoding {
     }
 }
 
+// The scalar readers check the major type before asking for the value, which is built
+// on demand: a wrong-type container is refused without building it.
 extension CBORItem {
     func required(_ key: String, in what: String) throws(MdocError) -> CBORItem {
         guard majorType == 5 else { throw .malformed(what, .wrongType(expected: .map)) }
@@ -83,27 +85,27 @@ extension CBORItem {
     }
 
     func text(_ what: String) throws(MdocError) -> String {
-        guard let text = value.stringValue else { throw .malformed(what, .wrongType(expected: .textString)) }
+        guard majorType == 3, let text = value.stringValue else { throw .malformed(what, .wrongType(expected: .textString)) }
         return text
     }
 
     func bytes(_ what: String) throws(MdocError) -> [UInt8] {
-        guard let bytes = value.bytesValue else { throw .malformed(what, .wrongType(expected: .byteString)) }
+        guard majorType == 2, let bytes = value.bytesValue else { throw .malformed(what, .wrongType(expected: .byteString)) }
         return bytes
     }
 
     func unsigned(_ what: String) throws(MdocError) -> UInt64 {
-        guard case .unsigned(let number) = value else { throw .malformed(what, .wrongType(expected: .unsignedInteger)) }
+        guard majorType == 0, case .unsigned(let number) = value else { throw .malformed(what, .wrongType(expected: .unsignedInteger)) }
         return number
     }
 
     func int(_ what: String) throws(MdocError) -> Int {
-        guard let number = value.intValue else { throw .malformed(what, .wrongType(expected: .integer)) }
+        guard majorType <= 1, let number = value.intValue else { throw .malformed(what, .wrongType(expected: .integer)) }
         return number
     }
 
     func bool(_ what: String) throws(MdocError) -> Bool {
-        guard let flag = value.boolValue else { throw .malformed(what, .wrongType(expected: .boolean)) }
+        guard majorType == 7, let flag = value.boolValue else { throw .malformed(what, .wrongType(expected: .boolean)) }
         return flag
     }
 
