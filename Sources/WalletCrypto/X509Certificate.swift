@@ -13,6 +13,43 @@ final class X509Handle: @unchecked Sendable {
     deinit { X509_free(pointer) }
 }
 
+/// The certificates parsed last, keyed by their exact DER bytes: at most `capacity`
+/// of at most `maxSize` bytes each, the oldest dropped first. A certificate is immutable
+/// once parsed, so a kept one is the same value a fresh parse would give.
+final class ParsedCertificates: @unchecked Sendable {
+    static let shared = ParsedCertificates()
+
+    private struct Key: Hashable {
+        let der: [UInt8]
+        func hash(into hasher: inout Hasher) { der.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    }
+
+    let capacity = 64
+    let maxSize = 16 * 1024
+    private let lock = NSLock()
+    private var kept: [Key: X509Certificate] = [:]
+    private var order: [Key] = []
+
+    func certificate(for der: [UInt8]) -> X509Certificate? {
+        guard der.count <= maxSize else { return nil }
+        let key = Key(der: der)
+        return lock.withLock { kept[key] }
+    }
+
+    func keep(_ certificate: X509Certificate) {
+        guard certificate.derEncoded.count <= maxSize else { return }
+        let key = Key(der: certificate.derEncoded)
+        lock.withLock {
+            guard kept.updateValue(certificate, forKey: key) == nil else { return }
+            order.append(key)
+            if order.count > capacity { kept[order.removeFirst()] = nil }
+        }
+    }
+
+    /// The number of certificates kept (for tests).
+    var count: Int { lock.withLock { kept.count } }
+}
+
 /// An X.509 v1-v3 certificate parsed from DER or PEM (RFC 5280), such as an ISO
 /// 18013-5 IACA or document-signer certificate, a reader certificate or a JWS x5c entry.
 ///
@@ -47,7 +84,20 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     let extensions: X509DecodedExtensions
 
     /// Parses one DER-encoded certificate; bytes after the certificate are rejected.
+    ///
+    /// Recently parsed certificates are kept, keyed by their exact DER bytes, so a
+    /// verifier that sees one issuer's document-signer or reader certificate many times
+    /// parses it once. Only successful parses are kept; the result is the same either way.
     public init(derEncoded: [UInt8]) throws(CryptoError) {
+        if let cached = ParsedCertificates.shared.certificate(for: derEncoded) {
+            self = cached
+            return
+        }
+        try self.init(parsing: derEncoded)
+        ParsedCertificates.shared.keep(self)
+    }
+
+    private init(parsing derEncoded: [UInt8]) throws(CryptoError) {
         let parsed: OpaquePointer? = derEncoded.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return nil }
             var cursor: UnsafePointer<UInt8>? = base
