@@ -71,7 +71,12 @@ public struct CBORItem: Sendable {
 
     private var node: CBORNode { storage.nodes[index] }
 
+    /// Parses the nodes of one item: ``CBORNodeScanner`` for the common case, else
+    /// ``CBORParser`` (which also gives every error).
     static func parse(_ bytes: [UInt8], start: Int, end: Int, options: CBORDecodingOptions) throws(CBORError) -> CBORItem {
+        if let nodes = CBORNodeScanner.scan(bytes, start: start, end: end, options: options) {
+            return CBORItem(storage: Storage(bytes: bytes, nodes: nodes), index: 0)
+        }
         var work = CBORWork()
         return try parse(bytes, start: start, end: end, options: options, work: &work)
     }

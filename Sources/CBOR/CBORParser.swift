@@ -1,6 +1,6 @@
 import WalletEncoding
 /// One decoded item's place in the input, recorded when exact bytes are wanted.
-struct CBORNode: Sendable {
+struct CBORNode: Sendable, Equatable {
     /// Offset of the initial byte.
     var start: Int
     /// Offset just past the head (initial byte and argument).

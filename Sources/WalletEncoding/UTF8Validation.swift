@@ -10,7 +10,10 @@ public enum UTF8Validation {
         return bytes.withUnsafeBufferPointer { firstInvalidOffset(in: $0, from: start, to: end) }
     }
 
-    private static func firstInvalidOffset(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
+    /// The index of the first byte of the first invalid sequence in `bytes[start..<end]`,
+    /// or nil when the range is valid UTF-8; the range must lie within `bytes`.
+    public static func firstInvalidOffset(in bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Int? {
+        precondition(start >= 0 && start <= end && end <= bytes.count, "range outside the bytes")
         var index = start
         while index < end {
             // ASCII runs, 8 bytes at a time.

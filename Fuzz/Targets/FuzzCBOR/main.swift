@@ -34,6 +34,22 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for child in item.children {
         check(child.byteRange.lowerBound >= 0 && child.byteRange.upperBound <= used, "child outside parent")
     }
+    // The node table is consistent: the first items in preorder each decode on their own,
+    // from their exact bytes, to their value, and their children tile their content.
+    var pending = [item]
+    var visited = 0
+    while let next = pending.popLast(), visited < 256 {
+        visited += 1
+        let alone = try? CBOR.decode(Array(next.encodedBytes), options: options)
+        check(alone == next.value, "an item's exact bytes do not decode to its value")
+        var offset = next.byteRange.lowerBound
+        for child in next.children {
+            check(child.byteRange.lowerBound >= offset && child.byteRange.upperBound <= next.byteRange.upperBound,
+                  "children overlap or leave their parent")
+            offset = child.byteRange.upperBound
+            pending.append(child)
+        }
+    }
 
     // Re-encoding a decoded value and decoding it again gives the same value, and the
     // deterministic encoding is stable and accepted by the strict decoder.
