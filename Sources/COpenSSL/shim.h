@@ -45,6 +45,7 @@ static inline void wallet_OPENSSL_free(void *p) { OPENSSL_free(p); }
 // WalletCrypto primitives: key-selection masks are multi-line macros Swift does not import.
 static inline int wallet_EVP_PKEY_KEYPAIR(void) { return EVP_PKEY_KEYPAIR; }
 static inline int wallet_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY; }
+static inline int wallet_EVP_PKEY_KEY_PARAMETERS(void) { return EVP_PKEY_KEY_PARAMETERS; }
 
 // WalletCrypto X509 builder: stack macros for GeneralNames and EKU OIDs.
 static inline STACK_OF(GENERAL_NAME) *wallet_sk_GENERAL_NAME_new_null(void) { return sk_GENERAL_NAME_new_null(); }

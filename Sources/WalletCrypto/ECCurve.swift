@@ -65,7 +65,28 @@ public enum ECCurve: String, Sendable, CaseIterable {
     }
 
     /// Imports a public point (SEC1, compressed or uncompressed) on this curve and validates it.
+    ///
+    /// The key starts as a copy of the curve's parameters-only key, made once per process:
+    /// building the group from its name costs several times the point check itself
+    /// (`EVP_PKEY_fromdata` was 200 k instructions per import, issue 16).
     func importPublicPoint(_ point: [UInt8]) throws(CryptoError) -> EVPKey {
+        guard let template = CurveParameters.key(for: self), let copy = EVP_PKEY_dup(template.pointer) else {
+            return try importPublicPointFromData(point)
+        }
+        let key = EVPKey(taking: copy)
+        let set = point.withUnsafeBufferPointer { buffer in
+            EVP_PKEY_set1_encoded_public_key(copy, buffer.baseAddress, buffer.count)
+        }
+        guard set == 1 else {
+            ERR_clear_error()
+            throw .invalidKey(.notOnCurve)
+        }
+        try key.checkPublicKey()
+        return key
+    }
+
+    /// Imports a public point by building the key from the group name and the point.
+    func importPublicPointFromData(_ point: [UInt8]) throws(CryptoError) -> EVPKey {
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw backendError(.keyImport) }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_fromdata_init(context) == 1 else { throw backendError(.keyImport) }
@@ -133,5 +154,37 @@ public enum ECCurve: String, Sendable, CaseIterable {
             throw backendError(.keyGeneration)
         }
         return EVPKey(taking: generated)
+    }
+}
+
+/// A parameters-only EC key per curve (the group, no point), built once: imported public
+/// points start from a copy of it.
+enum CurveParameters {
+    private static let p256 = make(.p256)
+    private static let p384 = make(.p384)
+    private static let p521 = make(.p521)
+
+    static func key(for curve: ECCurve) -> EVPKey? {
+        switch curve {
+        case .p256: p256
+        case .p384: p384
+        case .p521: p521
+        }
+    }
+
+    private static func make(_ curve: ECCurve) -> EVPKey? {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_fromdata_init(context) == 1 else { return nil }
+        var made: OpaquePointer? = nil
+        let built = try? withOSSLParams([.utf8("group", curve.groupName)], for: .keyImport) {
+            (params) throws(CryptoError) -> Bool in
+            EVP_PKEY_fromdata(context, &made, wallet_EVP_PKEY_KEY_PARAMETERS(), params) == 1
+        }
+        guard built == true, let made else {
+            ERR_clear_error()
+            return nil
+        }
+        return EVPKey(taking: made)
     }
 }
