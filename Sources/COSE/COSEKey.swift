@@ -104,6 +104,16 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible, CustomDebugS
     public var algorithmIdentifier: Int?
     /// `key_ops` (label 4).
     public var keyOperations: [KeyOperation]?
+    /// The public key the parameters were validated as (EC2 and OKP), kept so that
+    /// ``publicKey()`` does not import the point again. Not part of equality: it follows
+    /// from `parameters`.
+    private var validated: ValidatedPublicKey?
+
+    /// A reference to the validated key (one pointer in the value).
+    private final class ValidatedPublicKey: Sendable {
+        let key: PublicKey
+        init(_ key: PublicKey) { self.key = key }
+    }
 
     /// Creates a key from parameters, checking lengths and that EC/Ed25519 public keys are
     /// valid points.
@@ -114,7 +124,7 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible, CustomDebugS
         self.keyID = keyID
         self.algorithmIdentifier = algorithmIdentifier
         self.keyOperations = keyOperations
-        try validate()
+        validated = try validate().map(ValidatedPublicKey.init)
     }
 
     /// The key type.
@@ -164,6 +174,21 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible, CustomDebugS
         keyID = other.keyID
         algorithmIdentifier = other.algorithmIdentifier
         keyOperations = other.keyOperations
+        validated = other.validated
+    }
+
+    /// Equal when parameters, `kid`, `alg` and `key_ops` are.
+    public static func == (lhs: COSEKey, rhs: COSEKey) -> Bool {
+        lhs.parameters == rhs.parameters && lhs.keyID == rhs.keyID
+            && lhs.algorithmIdentifier == rhs.algorithmIdentifier && lhs.keyOperations == rhs.keyOperations
+    }
+
+    /// Hashes what equality compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(parameters)
+        hasher.combine(keyID)
+        hasher.combine(algorithmIdentifier)
+        hasher.combine(keyOperations)
     }
 
     /// A description that names the key type and curve but never prints key material.
@@ -296,6 +321,7 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible, CustomDebugS
         self.keyID = keyID
         algorithmIdentifier = algorithm?.rawValue
         keyOperations = nil
+        validated = ValidatedPublicKey(publicKey)
     }
 
     /// Creates the COSE_Key of an EC private key (with its public coordinates).
@@ -329,6 +355,12 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible, CustomDebugS
     /// The public key of an EC2 or OKP key (a compressed EC2 point is decompressed).
     /// - Throws: `invalidKey` for a symmetric key or a point not on the curve.
     public func publicKey() throws(COSEError) -> PublicKey {
+        if let validated { return validated.key }
+        return try Self.importPublicKey(parameters)
+    }
+
+    /// Imports and validates the public key of EC2 or OKP parameters.
+    private static func importPublicKey(_ parameters: Parameters) throws(COSEError) -> PublicKey {
         switch parameters {
         case .ec2(let curve, let x, let y, _):
             guard let ecCurve = curve.ecCurve else { throw .invalidKey(.unsupportedCurve) }
@@ -399,7 +431,8 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible, CustomDebugS
 
     // MARK: Validation
 
-    private func validate() throws(COSEError) {
+    /// Checks the parameters; returns the public key of EC2 and OKP keys.
+    private func validate() throws(COSEError) -> PublicKey? {
         switch parameters {
         case .ec2(let curve, let x, let y, let d):
             guard let ecCurve = curve.ecCurve else { throw .invalidKey(.unsupportedCurve) }
@@ -409,14 +442,15 @@ public struct COSEKey: Hashable, Sendable, CustomStringConvertible, CustomDebugS
                 throw .invalidKey(.parameterLength("y", expected: n, actual: yBytes.count))
             }
             if let d, d.count != n { throw .invalidKey(.parameterLength("d", expected: n, actual: d.count)) }
-            _ = try publicKey()
+            return try Self.importPublicKey(parameters)
         case .okp(let curve, let x, let d):
             guard curve == .ed25519 else { throw .invalidKey(.unsupportedCurve) }
             guard x.count == 32 else { throw .invalidKey(.parameterLength("x", expected: 32, actual: x.count)) }
             if let d, d.count != 32 { throw .invalidKey(.parameterLength("d", expected: 32, actual: d.count)) }
-            _ = try publicKey()
+            return try Self.importPublicKey(parameters)
         case .symmetric(let k):
             guard !k.isEmpty else { throw .invalidKey(.emptySymmetricKey) }
+            return nil
         }
     }
 

@@ -114,5 +114,33 @@ struct COSEKeyTests {
         #expect(!key.description.contains("57c920"))
         #expect(key.description.contains("private"))
     }
+
+    @Test("the key a COSE_Key was validated as is the key publicKey() returns; equality and hashing ignore it")
+    func validatedKeyIsKept() throws {
+        for curve in ECCurve.allCases {
+            let privateKey = try ECPrivateKey.generate(curve: curve)
+            let built = COSEKey(publicKey: .ec(privateKey.publicKey), keyID: [1])
+            let decoded = try COSEKey(encoded: built.encoded())
+            let withPrivate = try COSEKey(privateKey: privateKey, keyID: [1])
+            for key in [built, decoded, withPrivate, withPrivate.publicOnly, decoded.publicOnly] {
+                #expect(try key.publicKey() == .ec(privateKey.publicKey))
+            }
+            #expect(decoded == built)
+            #expect(decoded.hashValue == built.hashValue)
+            #expect(withPrivate.publicOnly == built)
+            #expect(Set([built, decoded, withPrivate.publicOnly]).count == 1)
+            var renamed = decoded
+            renamed.keyID = [2]
+            #expect(renamed != built)
+            #expect(try renamed.publicKey() == .ec(privateKey.publicKey))
+        }
+        // An off-curve point is still refused when the map is read.
+        let valid = try ECPrivateKey.generate(curve: .p256).publicKey
+        var y = valid.y
+        y[31] ^= 1
+        #expect(throws: COSEError.self) {
+            try COSEKey(parameters: .ec2(curve: .p256, x: valid.x, y: .value(y), d: nil))
+        }
+    }
 }
 
