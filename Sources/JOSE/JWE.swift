@@ -120,7 +120,7 @@ public struct JWE: Sendable, Equatable {
             partyVInfo: agreementPartyVInfo ?? [])
         let content = compress ? try Deflate.compress(plaintext) : plaintext
         let iv = try JOSECrypto.randomBytes(12)
-        let sealed = try JOSECrypto.seal(content, key: key, nonce: iv, aad: Array(header.encoded.utf8))
+        let sealed = try JOSECrypto.seal(content, key: key, nonce: iv, aad: header.encoded.utf8Bytes)
         return JWE(header: header, contentEncryption: contentEncryption, iv: iv, ciphertext: sealed.ciphertext, tag: sealed.tag)
     }
 
@@ -150,7 +150,7 @@ public struct JWE: Sendable, Equatable {
             sharedSecret, algorithm: contentEncryption, partyUInfo: try party("apu"), partyVInfo: try party("apv"))
         let content = try JOSECrypto.open(
             ciphertext: ciphertext, tag: authenticationTag, key: key, nonce: initializationVector,
-            aad: Array(header.encoded.utf8))
+            aad: header.encoded.utf8Bytes)
         guard header.compression == "DEF" else { return content }
         return try Deflate.decompress(content, limit: maximumDecompressedSize)
     }

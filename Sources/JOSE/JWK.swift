@@ -44,7 +44,7 @@ public struct JWK: Sendable, Equatable, Hashable {
 
     /// Parses a JWK from its JSON text.
     public init(json: String) throws(JOSEError) {
-        try self.init(json: Array(json.utf8))
+        try self.init(json: json.utf8Bytes)
     }
 
     /// Validates `members` as a JWK.
@@ -268,7 +268,7 @@ public struct JWK: Sendable, Equatable, Hashable {
     public var thumbprint: String { Base64URL.encode(thumbprintBytes) }
 
     /// The RFC 7638 thumbprint as raw SHA-256 bytes.
-    public var thumbprintBytes: [UInt8] { JOSECrypto.sha256(Array(thumbprintInput.utf8)) }
+    public var thumbprintBytes: [UInt8] { JOSECrypto.sha256(thumbprintInput.utf8Bytes) }
 
     // MARK: Conversion to WalletCrypto keys
 

@@ -14,7 +14,7 @@ public struct JWKSet: Sendable, Equatable {
     }
 
     /// Parses `{"keys": [...]}` from text.
-    public init(json: String) throws(JOSEError) { try self.init(json: Array(json.utf8)) }
+    public init(json: String) throws(JOSEError) { try self.init(json: json.utf8Bytes) }
 
     /// Reads a JWK Set from an already parsed JSON value.
     public init(value: JSONValue) throws(JOSEError) {

@@ -59,7 +59,7 @@ public struct JWS: Sendable, Equatable {
     }
 
     /// The exact ASCII bytes the signature covers: `BASE64URL(header) || '.' || BASE64URL(payload)`.
-    public var signingInput: [UInt8] { Array(header.encoded.utf8) + [UInt8(ascii: ".")] + Array(encodedPayload.utf8) }
+    public var signingInput: [UInt8] { header.encoded.utf8Bytes + [UInt8(ascii: ".")] + encodedPayload.utf8Bytes }
 
     /// The compact serialization (with an empty payload part when the payload is detached).
     public var compactSerialization: String {

@@ -67,7 +67,7 @@ public struct Disclosure: Sendable, Hashable {
     /// Encodes a given JSON array text as is (any whitespace or escaping the issuer chose),
     /// after checking that it is a valid disclosure.
     public init(jsonText: String) throws(SDJWTError) {
-        try self.init(encoded: Base64URL.encode(Array(jsonText.utf8)))
+        try self.init(encoded: Base64URL.encode(jsonText.utf8Bytes))
     }
 
     /// Whether this discloses an array element (`[salt, value]`).

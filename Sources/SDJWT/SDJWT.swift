@@ -1,3 +1,4 @@
+import Foundation
 import JOSE
 import WalletEncoding
 
@@ -20,6 +21,10 @@ public struct SDJWT: Sendable, Equatable {
     public let keyBindingJWT: JWT?
     /// The hash of `_sd_alg` (SHA-256 when absent).
     public let hashAlgorithm: SDJWTHashAlgorithm
+    /// The result of ``processed()``, once computed: matching a credential against a query
+    /// and presenting it then read the payload and hash the disclosures once. Not part of
+    /// equality (it follows from the parts).
+    private let processedResult = ProcessedResult()
 
     /// Compact SD-JWTs longer than this are refused before parsing.
     public static let maximumLength = 4 * 1024 * 1024
@@ -120,7 +125,30 @@ public struct SDJWT: Sendable, Equatable {
 
     /// Processes the payload with every disclosure this SD-JWT carries (RFC 9901 §7.1
     /// steps 3-5), without checking any signature.
+    ///
+    /// The result is kept with this value (a failure is not), so asking again costs nothing.
     public func processed() throws(SDJWTError) -> ProcessedPayload {
-        try ProcessedPayload(payload: payload.members, disclosures: disclosures, hashAlgorithm: hashAlgorithm)
+        if let kept = processedResult.value { return kept }
+        let result = try ProcessedPayload(payload: payload.members, disclosures: disclosures, hashAlgorithm: hashAlgorithm)
+        processedResult.value = result
+        return result
+    }
+
+    /// Equal when the issuer-signed JWT, the disclosures and the KB-JWT are (as received).
+    public static func == (lhs: SDJWT, rhs: SDJWT) -> Bool {
+        lhs.issuerSignedJWTString == rhs.issuerSignedJWTString && lhs.issuerSignedJWT == rhs.issuerSignedJWT
+            && lhs.disclosures == rhs.disclosures && lhs.keyBindingJWTString == rhs.keyBindingJWTString
+            && lhs.keyBindingJWT == rhs.keyBindingJWT && lhs.hashAlgorithm == rhs.hashAlgorithm
+    }
+}
+
+/// A processed payload kept by an ``SDJWT`` value and its copies.
+private final class ProcessedResult: @unchecked Sendable {
+    private let lock = NSLock()
+    private var kept: ProcessedPayload?
+
+    var value: ProcessedPayload? {
+        get { lock.withLock { kept } }
+        set { lock.withLock { kept = newValue } }
     }
 }

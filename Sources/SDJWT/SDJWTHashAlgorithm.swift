@@ -32,6 +32,6 @@ public enum SDJWTHashAlgorithm: String, Sendable, CaseIterable, Hashable {
     /// SD-JWT (`sd_hash`) or of a transaction data string, always over the exact
     /// string received.
     public func base64URLDigest(of text: String) -> String {
-        Base64URL.encode(hashAlgorithm.digest(Array(text.utf8)))
+        Base64URL.encode(hashAlgorithm.digest(text.utf8Bytes))
     }
 }

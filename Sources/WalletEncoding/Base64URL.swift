@@ -19,13 +19,13 @@ public enum Base64URL {
     /// Returns `nil` for any character outside the base64url alphabet (standard `+` and
     /// `/` too), for a length that no encoding produces, or for misplaced padding.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        Base64Engine.decode(Array(text.utf8), values: Base64Engine.urlValues, padding: .optional, canonical: false)
+        Base64Engine.decode(text.utf8Bytes, values: Base64Engine.urlValues, padding: .optional, canonical: false)
     }
 
     /// Decodes base64url strictly: no padding, and unused trailing bits must be zero
     /// (the one canonical encoding of the bytes), as RFC 7515 §2 requires of JOSE.
     public static func decodeStrict(_ text: some StringProtocol) -> [UInt8]? {
-        Base64Engine.decode(Array(text.utf8), values: Base64Engine.urlValues, padding: .forbidden, canonical: true)
+        Base64Engine.decode(text.utf8Bytes, values: Base64Engine.urlValues, padding: .forbidden, canonical: true)
     }
 }
 
@@ -39,7 +39,7 @@ public enum Base64 {
 
     /// Decodes padded base64 strictly: padding exact, unused bits zero, no whitespace.
     public static func decodeStrict(_ text: some StringProtocol) -> [UInt8]? {
-        Base64Engine.decode(Array(text.utf8), values: Base64Engine.standardValues, padding: .required, canonical: true)
+        Base64Engine.decode(text.utf8Bytes, values: Base64Engine.standardValues, padding: .required, canonical: true)
     }
 
     /// Decodes base64 leniently: padding optional, trailing bits ignored, and ASCII

@@ -30,8 +30,23 @@ extension String {
 
     /// Whether every UTF-8 byte lies in `range` (printable ASCII checks of compact forms).
     public func utf8BytesAll(in range: ClosedRange<UInt8>) -> Bool {
-        utf8.withContiguousStorageIfAvailable { buffer in
-            buffer.allSatisfy { range.contains($0) }
-        } ?? utf8.allSatisfy { range.contains($0) }
+        // One unsigned comparison per byte: below `lower` wraps around past the width.
+        let lower = range.lowerBound, width = range.upperBound &- range.lowerBound
+        let contiguous = utf8.withContiguousStorageIfAvailable { buffer -> Bool in
+            var outside: UInt8 = 0
+            for byte in buffer { outside |= byte &- lower > width ? 1 : 0 }
+            return outside == 0
+        }
+        return contiguous ?? utf8.allSatisfy { range.contains($0) }
+    }
+
+}
+
+extension StringProtocol {
+    /// The UTF-8 bytes as an array, copied in one block when the string's storage is
+    /// contiguous (native strings and their substrings are); `Array(utf8)` copies them one
+    /// at a time.
+    public var utf8Bytes: [UInt8] {
+        utf8.withContiguousStorageIfAvailable { Array($0) } ?? Array(utf8)
     }
 }

@@ -130,7 +130,7 @@ public enum FormURLEncoding {
 
     /// Decodes a query string (without the leading `?`) or a form body held as text.
     public static func decode(_ text: String, maxFields: Int = defaultMaxFields) throws(FormURLEncodingError) -> FormParameters {
-        try decode(Array(text.utf8), maxFields: maxFields)
+        try decode(text.utf8Bytes, maxFields: maxFields)
     }
 
     /// `base` with `parameters` appended to its query (after any query it already has,

@@ -127,7 +127,7 @@ extension JSONValue {
 
     /// Parses a JSON text given as a string; see ``parse(_:limits:)``.
     public static func parse(_ text: String, limits: JSONLimits = JSONLimits()) throws(JSONError) -> JSONValue {
-        try parse(Array(text.utf8), limits: limits)
+        try parse(text.utf8Bytes, limits: limits)
     }
 
     /// Parses `bytes` and requires a JSON object.
@@ -139,7 +139,7 @@ extension JSONValue {
 
     /// Parses a string and requires a JSON object.
     public static func parseObject(_ text: String, limits: JSONLimits = JSONLimits()) throws(JSONError) -> JSONObject {
-        try parseObject(Array(text.utf8), limits: limits)
+        try parseObject(text.utf8Bytes, limits: limits)
     }
 }
 

@@ -14,7 +14,7 @@ extension JSONValue {
     public var serialized: String { serialized(sortingMembers: false, escaping: .minimal) }
 
     /// The UTF-8 bytes of ``serialized``.
-    public var serializedBytes: [UInt8] { Array(serialized.utf8) }
+    public var serializedBytes: [UInt8] { serialized.utf8Bytes }
 
     /// The compact serialization with members sorted by UTF-16 code units at every
     /// level: the order RFC 7638 thumbprints and RFC 8785 use, stable across runs.

@@ -62,6 +62,27 @@ struct SelectiveDisclosureTests {
         #expect(payload["address"] == nil && payload["vct"] == "urn:eudi:pid:1")
     }
 
+    @Test("a value keeps its processed payload: asking again, a copy and a fresh parse give the same; equality ignores it; a failure is not kept")
+    func processedIsKept() async throws {
+        let sdJWT = try await Self.issued()
+        let first = try sdJWT.processed()
+        let copy = sdJWT
+        #expect(try copy.processed() == first)
+        #expect(try sdJWT.processed() == first)
+        let reparsed = try SDJWT(compact: sdJWT.serialization)
+        #expect(reparsed == sdJWT)
+        #expect(try reparsed.processed() == first)
+        // A presentation is another value, processed on its own.
+        let presented = try sdJWT.presentation(disclosing: [[.key("given_name")]])
+        #expect(presented != sdJWT)
+        #expect(try presented.processed().claims["given_name"] != nil)
+        #expect(try presented.processed().claims["family_name"] == nil)
+        // The same disclosure twice fails processing, each time it is asked.
+        let twice = try SDJWT(issuerSignedJWT: sdJWT.issuerSignedJWTString,
+                              disclosures: [sdJWT.disclosures[0], sdJWT.disclosures[0]])
+        for _ in 0..<2 { #expect(throws: SDJWTError.self) { try twice.processed() } }
+    }
+
     @Test("processing: a scalar at maximumDepth is kept, one level deeper is limitExceeded, in objects and arrays")
     func processingDepthBoundary() throws {
         let limit = ProcessedPayload.maximumDepth

@@ -98,4 +98,24 @@ struct Base64StrictnessTests {
             #expect(Base64URL.decodeStrict(Base64URL.encode(bytes)) == bytes)
         }
     }
+
+    @Test("utf8Bytes equals Array(utf8) for native, small, bridged-free and substring forms; utf8BytesAll checks every byte against both bounds")
+    func utf8Helpers() {
+        let samples = ["", "a", "short ascii", String(repeating: "é~x", count: 300), "日本語テキスト", "tab\there"]
+        for text in samples {
+            #expect(text.utf8Bytes == Array(text.utf8))
+            let sub = text.dropFirst()
+            #expect(sub.utf8Bytes == Array(sub.utf8))
+        }
+        let printable = 0x21...0x7E as ClosedRange<UInt8>
+        #expect("abc~XYZ.-_".utf8BytesAll(in: printable))
+        #expect("".utf8BytesAll(in: printable))
+        #expect(!"a b".utf8BytesAll(in: printable))                 // 0x20, just below
+        #expect(!"a\u{7F}b".utf8BytesAll(in: printable))           // 0x7F, just above
+        #expect(!"aé".utf8BytesAll(in: printable))                  // a non-ASCII byte
+        #expect(!(String(repeating: "x", count: 999) + "\u{0}").utf8BytesAll(in: printable))
+        #expect("!~".utf8BytesAll(in: printable))                   // both bounds themselves
+        #expect("AZ".utf8BytesAll(in: 0x41...0x5A))
+        #expect(!"@[".utf8BytesAll(in: 0x41...0x5A))
+    }
 }
