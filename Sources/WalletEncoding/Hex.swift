@@ -15,6 +15,10 @@ public enum Hex {
     /// pointers: this is the hot loop of printing large byte strings, and generic code is
     /// not specialised across modules in debug builds.
     public static func append(_ bytes: ArraySlice<UInt8>, to output: inout [UInt8]) {
+        // Nothing to add; and `Array(unsafeUninitializedCapacity: 0)` writes the count of
+        // the shared empty-array storage, which ThreadSanitizer reports as a race between
+        // two threads printing empty byte strings.
+        guard !bytes.isEmpty else { return }
         let digits = [UInt8](unsafeUninitializedCapacity: 2 * bytes.count) { buffer, initialized in
             bytes.withUnsafeBufferPointer { source in
                 Self.digits.withUnsafeBufferPointer { table in
