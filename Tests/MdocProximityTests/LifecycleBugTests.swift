@@ -115,7 +115,7 @@ struct LifecycleBugTests {
 
     @Test("a TCP transport whose peer went away never writes to or shuts down a descriptor it no longer owns")
     func tcpDescriptorReuse() async throws {
-        let listener = try TCPListener()
+        let listener = try privateTCPListener()
         let address = try #require(listener.endpoint.tcpAddress)
         let (host, port) = (address.host, address.port)
         async let acceptedA = listener.accept(timeout: hangGuard)

@@ -281,7 +281,7 @@ struct LifecycleTests {
         // A blocking connect held at a semaphore stands for a peer that never answers: the
         // kernel cannot be made to drop SYNs deterministically, the dial seam can.
         let clock = TestClock()
-        let lateListener = try TCPListener()
+        let lateListener = try privateTCPListener()
         let latePort = try #require(lateListener.endpoint.tcpAddress).port
         let release = DispatchSemaphore(value: 0)
         let connector = TCPConnector(clock: clock, dial: { _, _ in
@@ -480,7 +480,7 @@ struct LifecycleTests {
     @Test("closing a TCP listener while accepts are in flight, 30 times: every accept ends with a connection or .connectionClosed, no socket is disturbed")
     func tcpListenerCloseRacesAccept() async throws {
         // A pair opened first: a stray close or shutdown of a reused descriptor number would break it.
-        let sentinelListener = try TCPListener()
+        let sentinelListener = try privateTCPListener()
         let sentinelPort = try #require(sentinelListener.endpoint.tcpAddress).port
         async let sentinelAccepted = sentinelListener.accept(timeout: hangGuard)
         let sentinelClient = try await TCPTransport.connect(host: "127.0.0.1", port: sentinelPort)
@@ -488,7 +488,7 @@ struct LifecycleTests {
         await sentinelListener.close()
         var served = 0, refused = 0
         for round in 0..<30 {
-            let listener = try TCPListener()
+            let listener = try privateTCPListener()
             let port = try #require(listener.endpoint.tcpAddress).port
             let accepts = (0..<3).map { _ in
                 Task { () -> Result<any MdocTransport, ProximityError> in

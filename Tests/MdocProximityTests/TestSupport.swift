@@ -144,6 +144,21 @@ final class TestClock: WalletClock, @unchecked Sendable {
 /// only a real hang (never a slow, loaded machine) trips it, and it reads as a hang.
 let hangGuard: Duration = .seconds(600)
 
+/// A TCP listener on a loopback port below the kernel's ephemeral range (32768 and up on
+/// Linux), for tests that count the connections they accept. Listeners bound to port 0
+/// get ephemeral ports, and a test elsewhere in the run that connects to its own closed
+/// listener's port can land on whoever got that number next; no test connects to these.
+func privateTCPListener(maxMessageSize: Int = TCPTransport.defaultMaxMessageSize) throws -> TCPListener {
+    var generator = SystemRandomNumberGenerator()
+    var lastError: ProximityError?
+    for _ in 0..<64 {
+        do {
+            return try TCPListener(port: UInt16.random(in: 20_000..<32_768, using: &generator), maxMessageSize: maxMessageSize)
+        } catch { lastError = error }   // that port is taken: draw another
+    }
+    throw lastError ?? ProximityError.connectionClosed
+}
+
 /// An engagement configuration for tests: message waits limited only by the hang guard.
 let testConfig = EngagementConfig(messageTimeout: hangGuard)
 

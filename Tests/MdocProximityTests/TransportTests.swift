@@ -47,7 +47,7 @@ struct TransportTests {
 
     @Test("TCP on 127.0.0.1 frames messages by length, times out, and closes cleanly")
     func tcpLoopback() async throws {
-        let listener = try TCPListener()
+        let listener = try privateTCPListener()
         let address = try #require(listener.endpoint.tcpAddress)
         let (host, port) = (address.host, address.port)
         #expect(host == "127.0.0.1")
@@ -65,7 +65,7 @@ struct TransportTests {
 
     @Test("a TCP frame announcing more than the limit is rejected before allocation")
     func tcpOversized() async throws {
-        let listener = try TCPListener(maxMessageSize: 1024)
+        let listener = try privateTCPListener(maxMessageSize: 1024)
         let address = try #require(listener.endpoint.tcpAddress)
         let (host, port) = (address.host, address.port)
         async let accepted = listener.accept(timeout: hangGuard)
@@ -83,7 +83,7 @@ struct TransportTests {
 
     @Test("accept times out; connecting to a closed port fails with a typed error")
     func tcpFailures() async throws {
-        let listener = try TCPListener()
+        let listener = try privateTCPListener()
         await #expect(throws: ProximityError.self) { try await listener.accept(timeout: .milliseconds(100)) }
         let port = try #require(listener.endpoint.tcpAddress).port
         await listener.close()
