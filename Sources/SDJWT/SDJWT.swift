@@ -1,6 +1,7 @@
 import Foundation
 import JOSE
 import WalletEncoding
+import WalletRuntime
 
 /// An SD-JWT in compact form (RFC 9901 §4): the issuer-signed JWT, the disclosures,
 /// and an optional Key Binding JWT:
@@ -24,7 +25,7 @@ public struct SDJWT: Sendable, Equatable {
     /// The result of ``processed()``, once computed: matching a credential against a query
     /// and presenting it then read the payload and hash the disclosures once. Not part of
     /// equality (it follows from the parts).
-    private let processedResult = ProcessedResult()
+    private let processedResult = LockedBox<ProcessedPayload?>(nil)
 
     /// Compact SD-JWTs longer than this are refused before parsing.
     public static let maximumLength = 4 * 1024 * 1024
@@ -128,9 +129,9 @@ public struct SDJWT: Sendable, Equatable {
     ///
     /// The result is kept with this value (a failure is not), so asking again costs nothing.
     public func processed() throws(SDJWTError) -> ProcessedPayload {
-        if let kept = processedResult.value { return kept }
+        if let kept = processedResult.withLock({ $0 }) { return kept }
         let result = try ProcessedPayload(payload: payload.members, disclosures: disclosures, hashAlgorithm: hashAlgorithm)
-        processedResult.value = result
+        processedResult.withLock { $0 = result }
         return result
     }
 
@@ -139,16 +140,5 @@ public struct SDJWT: Sendable, Equatable {
         lhs.issuerSignedJWTString == rhs.issuerSignedJWTString && lhs.issuerSignedJWT == rhs.issuerSignedJWT
             && lhs.disclosures == rhs.disclosures && lhs.keyBindingJWTString == rhs.keyBindingJWTString
             && lhs.keyBindingJWT == rhs.keyBindingJWT && lhs.hashAlgorithm == rhs.hashAlgorithm
-    }
-}
-
-/// A processed payload kept by an ``SDJWT`` value and its copies.
-private final class ProcessedResult: @unchecked Sendable {
-    private let lock = NSLock()
-    private var kept: ProcessedPayload?
-
-    var value: ProcessedPayload? {
-        get { lock.withLock { kept } }
-        set { lock.withLock { kept = newValue } }
     }
 }
