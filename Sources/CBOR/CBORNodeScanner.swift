@@ -107,12 +107,14 @@ enum CBORNodeScanner {
                 guard major <= 3 else { return nil }
                 let length = major >= 2 ? Int(argument) : 0
                 let key = Key(major: major, argument: argument, content: (position - length)..<position)
-                if top.increasing, keys.count > top.keysBase, !precedes(keys[keys.count - 1], key, input) {
+                if top.increasing, keys.count > top.keysBase,
+                   !PlainMapKey.precedes(view(keys[keys.count - 1], input), view(key, input)) {
                     top.increasing = false
                 }
                 if !top.increasing {
                     guard keys.count - top.keysBase < linearKeyLimit else { return nil }
-                    for other in keys[top.keysBase...] where equal(other, key, input) { return nil }
+                    let fresh = view(key, input)
+                    for other in keys[top.keysBase...] where PlainMapKey.equal(view(other, input), fresh) { return nil }
                 }
                 keys.append(key)
             }
@@ -144,27 +146,8 @@ enum CBORNodeScanner {
         }
     }
 
-    private static func equal(_ a: Key, _ b: Key, _ input: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard a.major == b.major, a.argument == b.argument else { return false }
-        var i = a.content.lowerBound, j = b.content.lowerBound
-        while i < a.content.upperBound {
-            guard input[i] == input[j] else { return false }
-            i += 1
-            j += 1
-        }
-        return true
-    }
-
-    /// The order of ``CBORParser``'s plain keys: major type, argument, then content.
-    private static func precedes(_ a: Key, _ b: Key, _ input: UnsafeBufferPointer<UInt8>) -> Bool {
-        if a.major != b.major { return a.major < b.major }
-        if a.argument != b.argument { return a.argument < b.argument }
-        var i = a.content.lowerBound, j = b.content.lowerBound
-        while i < a.content.upperBound {
-            if input[i] != input[j] { return input[i] < input[j] }
-            i += 1
-            j += 1
-        }
-        return false
+    /// `key` as ``PlainMapKey`` compares it.
+    private static func view(_ key: Key, _ input: UnsafeBufferPointer<UInt8>) -> PlainMapKey {
+        PlainMapKey(major: key.major, argument: key.argument, content: UnsafeBufferPointer(rebasing: input[key.content]))
     }
 }

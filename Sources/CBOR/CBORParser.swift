@@ -376,10 +376,8 @@ struct CBORParser {
     /// Up to this many keys, duplicates are found by comparing keys in order.
     private static let linearKeyLimit = 16
 
-    /// A key that is an integer or a definite-length string, compared where it lies: two
-    /// such keys are equal exactly when major type, argument and content bytes are (a
-    /// definite string equals an indefinite one of the same content, so one of those
-    /// turns the map over to digests).
+    /// A key that is an integer or a definite-length string, kept as a view of the input
+    /// for the map's duplicate check; compared by ``PlainMapKey``'s rules.
     private struct PlainKey: Hashable {
         let major: UInt8
         let argument: UInt64
@@ -392,23 +390,17 @@ struct CBORParser {
             content.withUnsafeBytes { hasher.combine(bytes: $0) }
         }
 
-        static func == (a: PlainKey, b: PlainKey) -> Bool {
-            guard a.major == b.major, a.argument == b.argument else { return false }
-            return a.content.withUnsafeBufferPointer { x in
-                b.content.withUnsafeBufferPointer { y in
-                    for k in 0..<x.count where x[k] != y[k] { return false }
-                    return true
-                }
-            }
+        /// Runs `body` with this key as a ``PlainMapKey``.
+        private func withView<T>(_ body: (PlainMapKey) -> T) -> T {
+            content.withUnsafeBufferPointer { body(PlainMapKey(major: major, argument: argument, content: $0)) }
         }
 
-        /// A total order consistent with `==`: major type, argument (an integer's value or
-        /// a string's length), then content. Keys that arrive in increasing order (a
-        /// deterministic or sorted encoding) are distinct without a lookup.
+        static func == (a: PlainKey, b: PlainKey) -> Bool {
+            a.withView { x in b.withView { y in PlainMapKey.equal(x, y) } }
+        }
+
         static func < (a: PlainKey, b: PlainKey) -> Bool {
-            if a.major != b.major { return a.major < b.major }
-            if a.argument != b.argument { return a.argument < b.argument }
-            return a.content.lexicographicallyPrecedes(b.content)
+            a.withView { x in b.withView { y in PlainMapKey.precedes(x, y) } }
         }
     }
 
