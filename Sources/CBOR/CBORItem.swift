@@ -24,7 +24,8 @@ public struct CBORItem: Sendable {
             case 1:
                 return .negative(node.argument)
             case 2, 3:
-                let content: [UInt8]
+                // A definite string is a view of the input; an indefinite one joins its chunks.
+                var content = bytes[node.headEnd..<node.end]
                 if node.indefinite {
                     var joined: [UInt8] = []
                     var chunk = index + 1
@@ -32,13 +33,9 @@ public struct CBORItem: Sendable {
                         joined.append(contentsOf: bytes[nodes[chunk].headEnd..<nodes[chunk].end])
                         chunk = nodes[chunk].subtreeEnd
                     }
-                    content = joined
-                } else if node.major == 3 {
-                    return .textString(String(decoding: bytes[node.headEnd..<node.end], as: UTF8.self))
-                } else {
-                    content = Array(bytes[node.headEnd..<node.end])
+                    content = joined[...]
                 }
-                return node.major == 3 ? .textString(String(decoding: content, as: UTF8.self)) : .byteString(content)
+                return node.major == 3 ? .textString(String(decoding: content, as: UTF8.self)) : .byteString(Array(content))
             case 4:
                 var elements: [CBOR] = []
                 elements.reserveCapacity(node.indefinite ? 0 : Int(node.argument))
