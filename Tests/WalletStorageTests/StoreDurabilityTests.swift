@@ -109,6 +109,19 @@ struct StoreDurabilityTests {
         #expect(try await area.listKeys().isEmpty)
         try await store.delete(id: "pid-v1")
         #expect(try await store.list().map(\.id) == ["mdl-v1"])
+        await store.close()
+        // Version 5 keeps one index on the credential tables, the save's key-alias lookup;
+        // a fresh database has the same ones.
+        let fresh = directory.appendingPathComponent("fresh.sqlite")
+        let freshStore = try CredentialStore(location: .file(fresh), secureArea: area, wrapping: FixedKeyWrappingProvider())
+        await freshStore.close()
+        for database in [url, fresh] {
+            let connection = try SQLiteConnection(location: .file(database))
+            defer { connection.close() }
+            let indexes = try connection.query(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name").compactMap { $0.first?.string }
+            #expect(indexes == ["instances_by_alias", "transaction_log_by_time", "transaction_log_credentials_by_credential"])
+        }
     }
 
     @Test("a child killed with SIGKILL mid-save leaves a sound database holding every credential it reported")

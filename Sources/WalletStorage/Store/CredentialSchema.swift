@@ -71,6 +71,18 @@ enum CredentialSchema {
         (4, """
         ALTER TABLE credentials ADD COLUMN issuance_context BLOB;
         """),
+        // Version 5: fewer indexes, because every index is one more page a save writes and
+        // syncs. The filters and the creation order read the credentials table, whose rows
+        // are small (the credentials themselves are in credential_instances), so a scan
+        // and a sort of 10,000 rows cost less than what the indexes cost each save; the
+        // least-used instance is found among one credential's instances by the primary
+        // key. The key-alias index stays: the save's owner check needs it.
+        (5, """
+        DROP INDEX credentials_by_type;
+        DROP INDEX credentials_by_issuer;
+        DROP INDEX credentials_by_creation;
+        DROP INDEX instances_by_use;
+        """),
     ]
 
     static var latest: Int { migrations.map(\.version).max() ?? 0 }

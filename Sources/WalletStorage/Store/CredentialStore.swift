@@ -184,8 +184,9 @@ public actor CredentialStore {
 
     /// The credentials matching `filter`, ordered by creation time then id.
     public func list(_ filter: CredentialFilter = CredentialFilter()) throws(StorageError) -> [StoredCredential] {
-        // Only the filters that are set go into the WHERE clause, so SQLite can use the
-        // (format, type) and issuer indexes; each combination is its own cached statement.
+        // Only the filters that are set go into the WHERE clause, one scan of the small
+        // credentials rows (schema version 5 has no index for them: each would cost every
+        // save a page); each combination is its own cached statement.
         var clauses: [String] = []
         var bindings: [SQLValue] = []
         if let format = filter.format { clauses.append("format = ?"); bindings.append(.text(format.rawValue)) }
