@@ -95,11 +95,19 @@ public final class BLETransport: MdocTransport {
             return true
         }
         guard drain else { return }
-        while let effect = core.withLock({ core -> BLEGattMachine.Effect? in
-            guard !core.pending.isEmpty else { core.draining = false; return nil }
-            return core.pending.removeFirst()
-        }) {
-            perform(effect)
+        // The pending effects are taken as a batch: a message of n values is n effects,
+        // and taking them one at a time from the front of the array moved the rest each
+        // time (quadratic in n). Effects added while a batch runs form the next batch, so
+        // the order is unchanged.
+        while true {
+            let batch = core.withLock { core -> [BLEGattMachine.Effect] in
+                if core.pending.isEmpty { core.draining = false }
+                let batch = core.pending
+                core.pending = []
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            for effect in batch { perform(effect) }
         }
     }
 
