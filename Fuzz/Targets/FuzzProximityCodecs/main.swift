@@ -2,6 +2,7 @@
 // state values, L2CAP stream splitting, NFC command/response APDUs, DO'53'
 // unwrapping, ENVELOPE chaining and NDEF Handover Select parsing. Bad input
 // must give a typed error, never a crash or a hang; accepted input must round-trip.
+import CBOR
 import MdocProximity
 
 #if canImport(Glibc)
@@ -46,6 +47,20 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         var reassembler = L2CAPMessageReassembler(maxMessageSize: 1 << 16)
         let messages = (try? reassembler.append(body)) ?? []
         check(messages.reduce(0) { $0 + $1.count } <= body.count, "L2CAP produced more bytes than it received")
+        for message in messages {
+            check((try? CBOR.decodePrefix(message).byteCount) == message.count, "an L2CAP message is not one whole CBOR item")
+        }
+        // The same stream in 3-byte chunks gives the same messages.
+        var chunked = L2CAPMessageReassembler(maxMessageSize: 1 << 16)
+        var again: [[UInt8]] = []
+        var offset = 0
+        while offset < body.count {
+            let end = min(offset + 3, body.count)
+            guard let more = try? chunked.append(Array(body[offset..<end])) else { break }
+            again += more
+            offset = end
+        }
+        if offset >= body.count { check(again == messages, "L2CAP messages depend on the chunking") }
     case 2:
         if let command = try? CommandAPDU(encoded: body) {
             let encoded = try? command.encoded(extended: command.needsExtendedLength)

@@ -105,10 +105,14 @@ public struct L2CAPMessageReassembler: Sendable {
     /// The largest message accepted.
     public let maxMessageSize: Int
     private var buffer: [UInt8] = []
+    /// Where the next message's structure has been read to, so that each byte is read
+    /// once however the stream is chunked; the decoder then reads each message once.
+    private var scanner: CBORPrefixScanner
 
     /// A reassembler with a size limit.
     public init(maxMessageSize: Int = TCPTransport.defaultMaxMessageSize) {
         self.maxMessageSize = maxMessageSize
+        self.scanner = CBORPrefixScanner(limit: maxMessageSize)
     }
 
     /// Bytes buffered towards the next message.
@@ -118,34 +122,66 @@ public struct L2CAPMessageReassembler: Sendable {
     public mutating func append(_ bytes: [UInt8]) throws(ProximityError) -> [[UInt8]] {
         buffer.append(contentsOf: bytes)
         var messages: [[UInt8]] = []
-        while !buffer.isEmpty {
+        var consumed = 0
+        scanning: while consumed < buffer.count {
+            let outcome = buffer.withUnsafeBufferPointer { scanner.scan(UnsafeBufferPointer(rebasing: $0[consumed...])) }
             let count: Int
-            do {
-                count = try CBOR.decodePrefix(buffer).byteCount
-            } catch {
-                // A declared length beyond the buffered bytes may simply not have arrived yet.
-                var incomplete = false
-                if case .unexpectedEnd = error { incomplete = true }
-                if case .lengthTooLarge(_, let length) = error, length <= UInt64(maxMessageSize) { incomplete = true }
-                guard incomplete else {
-                    buffer.removeAll()
-                    throw .malformedFrame(.notCBOR(error))
+            switch outcome {
+            case .needMore:
+                guard buffer.count - consumed <= maxMessageSize else {
+                    throw fail(.messageTooLarge(size: buffer.count - consumed, limit: maxMessageSize))
                 }
-                guard buffer.count <= maxMessageSize else {
-                    let size = buffer.count
-                    buffer.removeAll()
-                    throw .messageTooLarge(size: size, limit: maxMessageSize)
+                break scanning
+            case .tooLarge(let size):
+                throw fail(.messageTooLarge(size: size, limit: maxMessageSize))
+            case .complete(let byteCount):
+                // The decoder validates what the scanner does not read (UTF-8, simple
+                // values, keys) and gives any error.
+                do {
+                    _ = try CBOR.decodePrefix(Array(buffer[consumed..<(consumed + byteCount)]))
+                } catch {
+                    throw fail(.malformedFrame(.notCBOR(error)))
                 }
-                break
+                count = byteCount
+            case .malformed:
+                // The decoder decides, with its error.
+                guard let decoded = try decodeRest(from: consumed) else { break scanning }
+                count = decoded
             }
-            guard count <= maxMessageSize else {
-                buffer.removeAll()
-                throw .messageTooLarge(size: count, limit: maxMessageSize)
-            }
-            messages.append(Array(buffer[..<count]))
-            buffer.removeFirst(count)
+            messages.append(Array(buffer[consumed..<(consumed + count)]))
+            consumed += count
+            scanner.reset()
         }
+        buffer.removeFirst(consumed)
         return messages
+    }
+
+    /// The byte count of the item at `offset` by the decoder, or nil when it may not
+    /// have arrived whole.
+    private mutating func decodeRest(from offset: Int) throws(ProximityError) -> Int? {
+        let count: Int
+        do {
+            count = try CBOR.decodePrefix(Array(buffer[offset...])).byteCount
+        } catch {
+            // A declared length beyond the buffered bytes may simply not have arrived yet.
+            var incomplete = false
+            if case .unexpectedEnd = error { incomplete = true }
+            if case .lengthTooLarge(_, let length) = error, length <= UInt64(maxMessageSize) { incomplete = true }
+            guard incomplete else { throw fail(.malformedFrame(.notCBOR(error))) }
+            guard buffer.count - offset <= maxMessageSize else {
+                throw fail(.messageTooLarge(size: buffer.count - offset, limit: maxMessageSize))
+            }
+            return nil
+        }
+        guard count <= maxMessageSize else { throw fail(.messageTooLarge(size: count, limit: maxMessageSize)) }
+        return count
+    }
+
+    /// Drops everything buffered (the stream cannot be resynchronised) and returns `error`.
+    private mutating func fail(_ error: ProximityError) -> ProximityError {
+        buffer.removeAll()
+        scanner.reset()
+        return error
     }
 
     /// The messages of `message` split at arbitrary points is just the message:
