@@ -222,19 +222,21 @@ public struct CBORItem: Sendable {
     /// §3.4.5.1) or in a plain byte string, keeping exact bytes. The embedded item shares
     /// this item's buffer; error offsets are offsets into that buffer.
     public func embeddedItem(options: CBORDecodingOptions = .default) throws(CBORError) -> CBORItem {
-        var target = self
-        if node.major == 6 {
-            guard tag == 24, let content else {
+        // Node indices, not items: no reference to the storage is taken per call.
+        let nodes = storage.nodes
+        var target = index
+        if nodes[index].major == 6 {
+            guard nodes[index].argument == 24 else {
                 throw .typeMismatch(expected: "tag 24 with a byte string", path: "")
             }
-            target = content
+            target = index + 1   // a tag's content is the next node
         }
-        let targetNode = target.node
+        let targetNode = nodes[target]
         guard targetNode.major == 2 else {
             throw .typeMismatch(expected: "tag 24 with a byte string", path: "")
         }
         if targetNode.indefinite {
-            guard case .byteString(let joined) = target.value else {
+            guard case .byteString(let joined) = storage.value(at: target) else {
                 throw .typeMismatch(expected: "tag 24 with a byte string", path: "")
             }
             return try CBOR.decodeItem(joined, options: options)

@@ -11,21 +11,17 @@ import WalletEncoding
 /// then decides, with its error and offset. Each input is thus read at most twice, and
 /// both paths accept and refuse the same inputs by construction.
 enum CBORNodeScanner {
-    /// A map being read: its node, the children still to come (keys and values), where
-    /// its keys start in the key list, and whether they have increased so far.
+    /// A container being read: its node, the children still to come (keys and values),
+    /// and for a map its last key's node, how many keys it has had and whether they have
+    /// increased so far. The keys themselves are nodes already recorded: a map's keys
+    /// are found from its node by walking its children, so no key list is kept.
     private struct Frame {
         var node: Int
         var remaining: Int
         var isMap: Bool
-        var keysBase: Int
-        var increasing: Bool
-    }
-
-    /// A map key as received: an integer (empty content) or a definite string.
-    private struct Key {
-        var major: UInt8
-        var argument: UInt64
-        var content: Range<Int>
+        var lastKey = -1
+        var keyCount = 0
+        var increasing = true
     }
 
     /// Up to this many keys out of order are compared one by one; past it, the general
@@ -47,14 +43,15 @@ enum CBORNodeScanner {
         let maxString = options.maxStringLength ?? Int.max
         let checkKeys = options.rejectDuplicateMapKeys
         let reservedSimple: UInt64 = options.allowReservedSimpleValues ? 24 : 32
-        // Reserved up front, so that small items (the usual embedded ones) never grow them.
+        // Reserved up front, so that small items (an IssuerSignedItem is about ten nodes)
+        // never grow the table. Sixteen nodes stay within malloc's per-thread cache; 32
+        // (1.5 KB) did not, and freeing them cost consolidation and page faults.
         var nodes: [CBORNode] = []
-        nodes.reserveCapacity(min(end - start, 32))
+        nodes.reserveCapacity(min(end - start, 16))
         // The innermost open container is `top`; the ones around it are on `outer`.
-        var top = Frame(node: 0, remaining: 0, isMap: false, keysBase: 0, increasing: true)
+        var top = Frame(node: 0, remaining: 0, isMap: false)
         var hasTop = false
         var outer: [Frame] = []
-        var keys: [Key] = []
         var position = start
         var items = 0
 
@@ -105,30 +102,32 @@ enum CBORNodeScanner {
                                   argument: argument, major: major, info: info))
             if isKey, checkKeys {
                 guard major <= 3 else { return nil }
-                let length = major >= 2 ? Int(argument) : 0
-                let key = Key(major: major, argument: argument, content: (position - length)..<position)
-                if top.increasing, keys.count > top.keysBase,
-                   !PlainMapKey.precedes(view(keys[keys.count - 1], input), view(key, input)) {
+                let key = view(nodes[index], input)
+                if top.increasing, top.lastKey >= 0, !PlainMapKey.precedes(view(nodes[top.lastKey], input), key) {
                     top.increasing = false
                 }
                 if !top.increasing {
-                    guard keys.count - top.keysBase < linearKeyLimit else { return nil }
-                    let fresh = view(key, input)
-                    for other in keys[top.keysBase...] where PlainMapKey.equal(view(other, input), fresh) { return nil }
+                    guard top.keyCount < linearKeyLimit else { return nil }
+                    // The earlier keys and their values are complete: each value follows
+                    // its key, and the next key follows the value's subtree.
+                    var other = top.node + 1
+                    while other < index {
+                        if PlainMapKey.equal(view(nodes[other], input), key) { return nil }
+                        other = nodes[nodes[other].subtreeEnd].subtreeEnd
+                    }
                 }
-                keys.append(key)
+                top.lastKey = index
+                top.keyCount += 1
             }
             if opens {
                 if hasTop {
                     if outer.capacity == 0 { outer.reserveCapacity(8) }
                     outer.append(top)
                 }
-                if major == 5, keys.capacity == 0 { keys.reserveCapacity(16) }
                 switch major {
-                case 4: top = Frame(node: index, remaining: Int(argument), isMap: false, keysBase: 0, increasing: true)
-                case 5: top = Frame(node: index, remaining: 2 * Int(argument), isMap: true, keysBase: keys.count,
-                                    increasing: true)
-                default: top = Frame(node: index, remaining: 1, isMap: false, keysBase: 0, increasing: true)
+                case 4: top = Frame(node: index, remaining: Int(argument), isMap: false)
+                case 5: top = Frame(node: index, remaining: 2 * Int(argument), isMap: true)
+                default: top = Frame(node: index, remaining: 1, isMap: false)
                 }
                 hasTop = true
                 continue
@@ -140,14 +139,14 @@ enum CBORNodeScanner {
                 guard top.remaining == 0 else { break }
                 nodes[top.node].end = position
                 nodes[top.node].subtreeEnd = nodes.count
-                if top.isMap { keys.removeSubrange(top.keysBase...) }
                 if let next = outer.popLast() { top = next } else { hasTop = false }
             }
         }
     }
 
-    /// `key` as ``PlainMapKey`` compares it.
-    private static func view(_ key: Key, _ input: UnsafeBufferPointer<UInt8>) -> PlainMapKey {
-        PlainMapKey(major: key.major, argument: key.argument, content: UnsafeBufferPointer(rebasing: input[key.content]))
+    /// A key's node (an integer or a definite string) as ``PlainMapKey`` compares it.
+    private static func view(_ key: CBORNode, _ input: UnsafeBufferPointer<UInt8>) -> PlainMapKey {
+        PlainMapKey(major: key.major, argument: key.argument,
+                    content: UnsafeBufferPointer(rebasing: input[key.major >= 2 ? key.headEnd..<key.end : key.end..<key.end]))
     }
 }
