@@ -117,13 +117,21 @@ public struct JOSEHeader: Sendable, Equatable {
 
     /// Whether `typ` names `expected`, compared case-insensitively and with the
     /// `application/` prefix optional (RFC 7515 §4.1.9).
+    ///
+    /// Media types are case-insensitive in ASCII only (RFC 2045 §5.1), so only A-Z fold:
+    /// Unicode lowercasing would let a KELVIN SIGN in `typ` stand for a `k`.
     public func typeMatches(_ expected: String) -> Bool {
         guard let type else { return false }
         return Self.normalizedMediaType(type) == Self.normalizedMediaType(expected)
     }
 
-    static func normalizedMediaType(_ value: String) -> String {
-        let lowered = value.lowercased()
-        return lowered.contains("/") ? lowered : "application/" + lowered
+    /// `value`'s UTF-8 with A-Z folded to a-z, with `application/` before it when it has no `/`.
+    static func normalizedMediaType(_ value: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        let slash = UInt8(ascii: "/")
+        if !value.utf8.contains(slash) { bytes = Array("application/".utf8) }
+        bytes.reserveCapacity(bytes.count + value.utf8.count)
+        for byte in value.utf8 { bytes.append((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) }
+        return bytes
     }
 }

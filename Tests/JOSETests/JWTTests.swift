@@ -104,6 +104,20 @@ struct JWTTests {
         }
     }
 
+    @Test("typ matches case-insensitively in ASCII only, with application/ optional")
+    func typeMatching() throws {
+        func header(_ type: String) throws -> JOSEHeader { try JOSEHeader(members: ["alg": "ES256", "typ": .string(type)]) }
+        #expect(try header("kb+jwt").typeMatches("kb+jwt"))
+        #expect(try header("APPLICATION/KB+JWT").typeMatches("kb+jwt"))
+        #expect(try header("Kb+Jwt").typeMatches("application/kb+jwt"))
+        #expect(try !header("text/kb+jwt").typeMatches("kb+jwt"))
+        #expect(try !header("kb+jwt ").typeMatches("kb+jwt"))
+        // U+212A KELVIN SIGN lowercases to "k" in Unicode; a media type is ASCII.
+        #expect(try !header("\u{212A}b+jwt").typeMatches("kb+jwt"))
+        #expect(try !header("dc+sd-jwt").typeMatches("vc+sd-jwt"))
+        #expect(try JOSEHeader(members: ["alg": "ES256"]).typeMatches("jwt") == false)
+    }
+
     @Test("registered claims of the wrong type are invalid")
     func claimTypes() {
         #expect(throws: JOSEError.invalidClaim("exp")) { try JWTClaims(json: Array(#"{"exp":"soon"}"#.utf8)) }
