@@ -26,6 +26,9 @@ public struct SDJWT: Sendable, Equatable {
     /// and presenting it then read the payload and hash the disclosures once. Not part of
     /// equality (it follows from the parts).
     private let processedResult = LockedBox<ProcessedPayload?>(nil)
+    /// ``withoutKeyBinding`` as received, for a value parsed from its compact form (the
+    /// input up to its last `~`), so that `sd_hash` needs no joining. Not part of equality.
+    private let receivedWithoutKeyBinding: String?
 
     /// Compact SD-JWTs longer than this are refused before parsing.
     public static let maximumLength = 4 * 1024 * 1024
@@ -59,8 +62,12 @@ public struct SDJWT: Sendable, Equatable {
                 throw .keyBinding(.invalidJWT(error))
             }
         }
+        // Every part was split at a `~`, so the input up to its last `~` is exactly the
+        // parts before the KB-JWT joined as ``withoutKeyBinding`` joins them.
+        let received = compact.utf8.lastIndex(of: UInt8(ascii: "~")).map { String(compact[...$0]) }
         try self.init(issuerSignedJWTString: parts[0], disclosures: disclosures,
-                      keyBindingJWTString: last.isEmpty ? nil : last, keyBindingJWT: keyBinding)
+                      keyBindingJWTString: last.isEmpty ? nil : last, keyBindingJWT: keyBinding,
+                      receivedWithoutKeyBinding: received)
     }
 
     /// Assembles an SD-JWT from its issuer-signed JWT string, disclosures and optional KB-JWT string.
@@ -78,7 +85,7 @@ public struct SDJWT: Sendable, Equatable {
     }
 
     private init(issuerSignedJWTString: String, disclosures: [Disclosure], keyBindingJWTString: String?,
-                 keyBindingJWT: JWT?) throws(SDJWTError) {
+                 keyBindingJWT: JWT?, receivedWithoutKeyBinding: String? = nil) throws(SDJWTError) {
         let jwt: JWT
         do {
             jwt = try JWT(compact: issuerSignedJWTString)
@@ -96,6 +103,7 @@ public struct SDJWT: Sendable, Equatable {
         self.disclosures = disclosures
         self.keyBindingJWTString = keyBindingJWTString
         self.keyBindingJWT = keyBindingJWT
+        self.receivedWithoutKeyBinding = receivedWithoutKeyBinding
     }
 
     /// This SD-JWT's issuer-signed JWT, already parsed, with other disclosures and KB-JWT
@@ -108,6 +116,7 @@ public struct SDJWT: Sendable, Equatable {
         self.disclosures = disclosures
         self.keyBindingJWTString = keyBindingJWTString
         self.keyBindingJWT = keyBindingJWT
+        self.receivedWithoutKeyBinding = nil
     }
 
     /// The issuer-signed JWT's payload (with `_sd` digests, before processing).
@@ -115,7 +124,7 @@ public struct SDJWT: Sendable, Equatable {
 
     /// The SD-JWT without key binding, ending in `~`: the input of `sd_hash` (RFC 9901 §4.3.1).
     public var withoutKeyBinding: String {
-        ([issuerSignedJWTString] + disclosures.map(\.encoded)).joined(separator: "~") + "~"
+        receivedWithoutKeyBinding ?? ([issuerSignedJWTString] + disclosures.map(\.encoded)).joined(separator: "~") + "~"
     }
 
     /// The compact serialization, with the KB-JWT if there is one.

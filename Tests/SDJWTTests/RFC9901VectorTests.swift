@@ -69,6 +69,15 @@ struct RFC9901VectorTests {
         let presentation = try SDJWT(compact: text)
         #expect(presentation.serialization == text)
         #expect(presentation.sdHash == expected["kb_jwt_payload"]?["sd_hash"]?.stringValue)
+        // The parsed value keeps the input up to its last `~`; one assembled from the same
+        // parts joins them to the same text.
+        let assembled = try SDJWT(issuerSignedJWT: presentation.issuerSignedJWTString, disclosures: presentation.disclosures,
+                                  keyBindingJWT: presentation.keyBindingJWTString)
+        #expect(assembled == presentation)
+        #expect(assembled.withoutKeyBinding == presentation.withoutKeyBinding)
+        #expect(assembled.sdHash == presentation.sdHash)
+        #expect(presentation.withoutKeyBinding + (presentation.keyBindingJWTString ?? "") == text)
+        #expect(issuance.withoutKeyBinding == expected["sd_jwt_issuance"]?.stringValue)
         #expect(JSONValue.object(try #require(presentation.keyBindingJWT).claims.members) == expected["kb_jwt_payload"])
 
         let verifier = SDJWTVerifier(options: SDJWTVerificationOptions(
