@@ -31,6 +31,8 @@ package struct CBORPrefixScanner: Sendable {
     private var open: [Int?] = []
     /// Whether the outermost item has ended.
     private var done = false
+    /// Whether the structure was found malformed: the outcome stays so until ``reset()``.
+    private var failed = false
     /// Heads and breaks read since ``reset()``: each once, however the buffer grew.
     package private(set) var headsRead = 0
 
@@ -44,12 +46,20 @@ package struct CBORPrefixScanner: Sendable {
         position = 0
         open.removeAll(keepingCapacity: true)
         done = false
+        failed = false
         headsRead = 0
     }
 
     /// Reads what `buffer` adds since the last call. The buffer must begin where it
     /// began at the last call (since ``reset()``) and may only have grown.
     package mutating func scan(_ buffer: UnsafeBufferPointer<UInt8>) -> Outcome {
+        let outcome = advance(buffer)
+        if outcome == .malformed { failed = true }
+        return outcome
+    }
+
+    private mutating func advance(_ buffer: UnsafeBufferPointer<UInt8>) -> Outcome {
+        guard !failed else { return .malformed }
         while !done {
             guard position < buffer.count else { return .needMore }
             let initial = buffer[position]

@@ -86,6 +86,8 @@ struct PrefixScannerTests {
         for bytes: [UInt8] in [[0x1C], [0x3D], [0x5E], [0xFF], [0x1F], [0x3F], [0xDF], [0x81, 0xFF], [0xA1, 0x01, 0xFF]] {
             #expect(Self.feed(bytes, chunk: bytes.count) == [.malformed], "\(hexString(bytes))")
         }
+        // Once malformed, it stays so whatever follows (until reset).
+        #expect(Self.feed([0x82, 0x3F, 0xFA, 0xFD, 0x4F, 0xC0, 0x24], chunk: 2) == [.malformed, .malformed, .malformed, .malformed])
         // A string, array or map declaring more than the limit, and one item crossing it.
         #expect(Self.feed([0x59, 0x01, 0x00], chunk: 3, limit: 100) == [.tooLarge(byteCount: 101)])
         #expect(Self.feed([0x99, 0x01, 0x00], chunk: 3, limit: 100) == [.tooLarge(byteCount: 101)])

@@ -76,6 +76,17 @@ struct CarrierCodecTests {
         #expect(throws: ProximityError.self) { try small.append(a) }
         var broken = L2CAPMessageReassembler()
         #expect(throws: ProximityError.self) { try broken.append([0xff]) }
+        // A message, then a map whose first key is an indefinite integer (a fuzzer's find):
+        // whole, the stream is refused; in 3-byte chunks the first message comes out, and
+        // the chunk that completes the map's head region is refused as the whole was.
+        let stream2: [UInt8] = [0x00, 0xA3, 0x3F, 0xFA, 0xFD, 0x4F, 0xC0, 0x24]
+        var whole = L2CAPMessageReassembler()
+        #expect(throws: ProximityError.self) { try whole.append(stream2) }
+        var chunked = L2CAPMessageReassembler()
+        #expect(try chunked.append(Array(stream2[0..<3])) == [[0x00]])
+        #expect(try chunked.append(Array(stream2[3..<6])) == [])
+        #expect(throws: ProximityError.self) { try chunked.append(Array(stream2[6...])) }
+        #expect(chunked.bufferedByteCount == 0)
     }
 
     @Test("command APDUs encode and parse in all four cases, short and extended, at the limits")
