@@ -77,16 +77,25 @@ struct CarrierCodecTests {
         var broken = L2CAPMessageReassembler()
         #expect(throws: ProximityError.self) { try broken.append([0xff]) }
         // A message, then a map whose first key is an indefinite integer (a fuzzer's find):
-        // whole, the stream is refused; in 3-byte chunks the first message comes out, and
-        // the chunk that completes the map's head region is refused as the whole was.
+        // refused at the chunk that shows it, whole or in 3-byte chunks, although the
+        // map's declared size has not arrived (the decoder alone would have waited).
         let stream2: [UInt8] = [0x00, 0xA3, 0x3F, 0xFA, 0xFD, 0x4F, 0xC0, 0x24]
         var whole = L2CAPMessageReassembler()
         #expect(throws: ProximityError.self) { try whole.append(stream2) }
         var chunked = L2CAPMessageReassembler()
-        #expect(try chunked.append(Array(stream2[0..<3])) == [[0x00]])
-        #expect(try chunked.append(Array(stream2[3..<6])) == [])
-        #expect(throws: ProximityError.self) { try chunked.append(Array(stream2[6...])) }
+        #expect(try chunked.append(Array(stream2[0..<1])) == [[0x00]])
+        #expect(try chunked.append(Array(stream2[1..<2])) == [])
+        #expect(throws: ProximityError.self) { try chunked.append(Array(stream2[2..<4])) }
         #expect(chunked.bufferedByteCount == 0)
+        // A megabyte byte string, then an array declaring more items than have arrived,
+        // then a stray break: refused at once, not re-decoded per chunk until the array's
+        // declared size has arrived.
+        var hostile = L2CAPMessageReassembler()
+        let prefix: [UInt8] = [0x82, 0x5A, 0x00, 0x10, 0x00, 0x00] + [UInt8](repeating: 0, count: 1 << 20)
+        #expect(try hostile.append(prefix) == [])
+        #expect(try hostile.append([0x9A, 0x00, 0x20, 0x00, 0x00]) == [])
+        #expect(throws: ProximityError.self) { try hostile.append([0xFF]) }
+        #expect(hostile.bufferedByteCount == 0)
     }
 
     @Test("command APDUs encode and parse in all four cases, short and extended, at the limits")

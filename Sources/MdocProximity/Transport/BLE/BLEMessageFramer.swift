@@ -144,9 +144,10 @@ public struct L2CAPMessageReassembler: Sendable {
                 }
                 count = byteCount
             case .malformed:
-                // The decoder decides, with its error.
-                guard let decoded = try decodeRest(from: consumed) else { break scanning }
-                count = decoded
+                // No bytes to come can make this well-formed (a reserved head, a stray
+                // break, an indefinite integer, nesting past the decoder's depth), so it is
+                // refused now: waiting would have the decoder re-read the buffer per chunk.
+                count = try decodeMalformed(from: consumed)
             }
             messages.append(Array(buffer[consumed..<(consumed + count)]))
             consumed += count
@@ -156,22 +157,14 @@ public struct L2CAPMessageReassembler: Sendable {
         return messages
     }
 
-    /// The byte count of the item at `offset` by the decoder, or nil when it may not
-    /// have arrived whole.
-    private mutating func decodeRest(from offset: Int) throws(ProximityError) -> Int? {
+    /// The decoder's error for the item at `offset`, which the scanner found malformed;
+    /// its byte count should the decoder read a whole item after all.
+    private mutating func decodeMalformed(from offset: Int) throws(ProximityError) -> Int {
         let count: Int
         do {
             count = try CBOR.decodePrefix(Array(buffer[offset...])).byteCount
         } catch {
-            // A declared length beyond the buffered bytes may simply not have arrived yet.
-            var incomplete = false
-            if case .unexpectedEnd = error { incomplete = true }
-            if case .lengthTooLarge(_, let length) = error, length <= UInt64(maxMessageSize) { incomplete = true }
-            guard incomplete else { throw fail(.malformedFrame(.notCBOR(error))) }
-            guard buffer.count - offset <= maxMessageSize else {
-                throw fail(.messageTooLarge(size: buffer.count - offset, limit: maxMessageSize))
-            }
-            return nil
+            throw fail(.malformedFrame(.notCBOR(error)))
         }
         guard count <= maxMessageSize else { throw fail(.messageTooLarge(size: count, limit: maxMessageSize)) }
         return count
