@@ -125,7 +125,7 @@ public struct L2CAPMessageReassembler: Sendable {
         var consumed = 0
         scanning: while consumed < buffer.count {
             let outcome = buffer.withUnsafeBufferPointer { scanner.scan(UnsafeBufferPointer(rebasing: $0[consumed...])) }
-            let count: Int
+            let message: [UInt8]
             switch outcome {
             case .needMore:
                 guard buffer.count - consumed <= maxMessageSize else {
@@ -137,20 +137,21 @@ public struct L2CAPMessageReassembler: Sendable {
             case .complete(let byteCount):
                 // The decoder validates what the scanner does not read (UTF-8, simple
                 // values, keys) and gives any error.
+                message = Array(buffer[consumed..<(consumed + byteCount)])
                 do {
-                    _ = try CBOR.decodePrefix(Array(buffer[consumed..<(consumed + byteCount)]))
+                    _ = try CBOR.decodePrefix(message)
                 } catch {
                     throw fail(.malformedFrame(.notCBOR(error)))
                 }
-                count = byteCount
             case .malformed:
                 // No bytes to come can make this well-formed (a reserved head, a stray
                 // break, an indefinite integer, nesting past the decoder's depth), so it is
                 // refused now: waiting would have the decoder re-read the buffer per chunk.
-                count = try decodeMalformed(from: consumed)
+                let count = try decodeMalformed(from: consumed)
+                message = Array(buffer[consumed..<(consumed + count)])
             }
-            messages.append(Array(buffer[consumed..<(consumed + count)]))
-            consumed += count
+            messages.append(message)
+            consumed += message.count
             scanner.reset()
         }
         buffer.removeFirst(consumed)
