@@ -74,4 +74,16 @@ struct PointImportTests {
             }
         }
     }
+
+    @Test("x = p for a point on the curve at x = 0 is refused, not reduced")
+    func coordinateAboveFieldPrime() throws {
+        // (0, sqrt(b)) is on P-256: b is a square mod p, and p ≡ 3 mod 4, so sqrt(b) = b^((p+1)/4).
+        // Written with x = p, the same point in a non-canonical encoding; reduced mod p it
+        // would pass the curve equation.
+        let p = Self.prime(.p256)
+        let y = Self.hexBytes("66485c780e2f83d72433bd5d84a06bb6541c2af31dae871728bf856a174f93f4")
+        #expect(try Self.agree([0x04] + [UInt8](repeating: 0, count: 32) + y, .p256))
+        #expect(try !Self.agree([0x04] + p + y, .p256))
+        #expect(throws: CryptoError.self) { try ECPublicKey(x963Representation: [0x04] + p + y, curve: .p256) }
+    }
 }
