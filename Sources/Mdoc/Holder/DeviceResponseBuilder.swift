@@ -70,7 +70,7 @@ public struct DeviceResponseBuilder: Sendable {
             if !items.isEmpty { disclosed.append(NameSpaced(nameSpace: nameSpace, elements: items)) }
             if !missing.isEmpty { errors.append(NameSpaced(nameSpace: nameSpace, elements: missing)) }
         }
-        let issuerSigned = try IssuerSigned(nameSpaces: disclosed, issuerAuth: credential.issuerAuth)
+        let issuerSigned = credential.disclosing(disclosed)
         let payload = DeviceSigned.deviceAuthenticationBytes(sessionTranscript: sessionTranscript, docType: mso.docType,
                                                              nameSpaces: deviceNameSpaces)
         let deviceKey = try mso.devicePublicKey()

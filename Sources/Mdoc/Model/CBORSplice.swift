@@ -6,6 +6,12 @@ import CBOR
 struct CBORSplice {
     private(set) var bytes: [UInt8] = []
 
+    init() {}
+
+    /// A splice whose buffer holds `capacity` bytes before it grows: a response that
+    /// carries a portrait is written without re-copying it as the buffer doubles.
+    init(reservingCapacity capacity: Int) { bytes.reserveCapacity(capacity) }
+
     /// A definite-length head (RFC 8949 §3): major type and argument, shortest form.
     mutating func head(major: UInt8, _ argument: UInt64) {
         let top = major << 5
@@ -25,9 +31,8 @@ struct CBORSplice {
     mutating func arrayHead(_ count: Int) { head(major: 4, UInt64(count)) }
     mutating func mapHead(_ count: Int) { head(major: 5, UInt64(count)) }
     mutating func text(_ string: String) {
-        let utf8 = Array(string.utf8)
-        head(major: 3, UInt64(utf8.count))
-        bytes += utf8
+        head(major: 3, UInt64(string.utf8.count))
+        bytes.append(contentsOf: string.utf8)
     }
     mutating func byteString(_ content: [UInt8]) {
         head(major: 2, UInt64(content.count))

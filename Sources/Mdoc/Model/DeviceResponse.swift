@@ -39,6 +39,15 @@ public struct Document: Sendable, Hashable {
         errors = list
     }
 
+    /// An upper estimate of the encoded size when the errors are few: the exact parts plus
+    /// room for the heads and names around them.
+    var encodedSizeEstimate: Int {
+        issuerSigned.nameSpaces.reduce(0) { total, space in
+            space.elements.reduce(total + space.nameSpace.utf8.count + 9) { $0 + $1.taggedBytes.count + 9 }
+        } + issuerSigned.issuerAuth.encodedBytes.count + deviceSigned.nameSpaces.encodedBytes.count
+            + deviceSigned.deviceAuth.encodedByteCount + docType.utf8.count + 128
+    }
+
     func write(to splice: inout CBORSplice) {
         splice.mapHead(errors.isEmpty ? 3 : 4)
         splice.text("docType")
@@ -119,7 +128,7 @@ public struct DeviceResponse: Sendable, Hashable {
         self.documents = documents
         self.documentErrors = documentErrors
         self.status = status
-        var splice = CBORSplice()
+        var splice = CBORSplice(reservingCapacity: documents.reduce(64) { $0 + $1.encodedSizeEstimate })
         splice.mapHead(2 + (documents.isEmpty ? 0 : 1) + (documentErrors.isEmpty ? 0 : 1))
         splice.text("version")
         splice.text(version)

@@ -7,6 +7,14 @@ public enum DeviceAuth: Sendable, Hashable {
     case signature(COSESign1)
     /// `deviceMac`: COSE_Mac0 with a detached payload.
     case mac(COSEMac0)
+
+    /// The length of the COSE message's encoding.
+    var encodedByteCount: Int {
+        switch self {
+        case .signature(let signature): signature.encodedBytes.count
+        case .mac(let mac): mac.encodedBytes.count
+        }
+    }
 }
 
 /// Elements the mdoc signs itself, by namespace: `DeviceNameSpaces = {tstr => {tstr => any}}`,

@@ -18,6 +18,19 @@ public struct IssuerSigned: Sendable, Hashable {
         self.mobileSecurityObject = try Self.mso(of: issuerAuth)
     }
 
+    private init(nameSpaces: [NameSpaced<IssuerSignedItemBytes>], issuerAuth: COSESign1, mobileSecurityObject: MobileSecurityObject) {
+        self.nameSpaces = nameSpaces
+        self.issuerAuth = issuerAuth
+        self.mobileSecurityObject = mobileSecurityObject
+    }
+
+    /// The same issuerAuth and MSO with `selected` items (taken from ``nameSpaces``) in
+    /// their place: what a response discloses. The MSO parsed with this value is kept,
+    /// not parsed again.
+    func disclosing(_ selected: [NameSpaced<IssuerSignedItemBytes>]) -> IssuerSigned {
+        IssuerSigned(nameSpaces: selected, issuerAuth: issuerAuth, mobileSecurityObject: mobileSecurityObject)
+    }
+
     /// Parses IssuerSigned bytes (as an issuer delivers them, e.g. over OpenID4VCI).
     public init(encoded bytes: [UInt8]) throws(MdocError) {
         try self.init(item: try MdocDecoding.item(bytes))

@@ -45,7 +45,6 @@ public struct IssuerSignedItemBytes: Sendable, Hashable {
     /// Parses an IssuerSignedItemBytes found inside a larger structure.
     init(item tagged: CBORItem) throws(MdocError) {
         let inner = try MdocDecoding.embedded(tagged, "IssuerSignedItemBytes")
-        _ = try inner.requiredMap("IssuerSignedItem")
         item = IssuerSignedItem(
             digestID: try inner.required("digestID", in: "IssuerSignedItem").unsigned("digestID"),
             random: try inner.required("random", in: "IssuerSignedItem").bytes("random"),
