@@ -9,8 +9,15 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// One member: its name and value.
     public typealias Element = (key: String, value: JSONValue)
 
-    private var names: [String] = []
-    private var storage: [String: JSONValue] = [:]
+    /// The members in order.
+    private var members: [Element] = []
+    /// Position of each name in `members`, kept only past `indexThreshold` members: most
+    /// objects (JOSE headers, disclosures, claims) are small, and comparing a few short
+    /// names costs less than hashing each one into a dictionary (issue 16).
+    private var positions: [String: Int]?
+
+    /// Objects with more members than this keep `positions`; smaller ones are searched in order.
+    static let indexThreshold = 12
 
     /// An empty object.
     public init() {}
@@ -24,10 +31,8 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// An object from a dictionary, members sorted by name (UTF-16 code units, the order
     /// RFC 7638 and RFC 8785 use) so that the result does not depend on hashing.
     public init(_ dictionary: [String: JSONValue]) {
-        for name in dictionary.keys.sorted(by: JSONObject.canonicalOrder) {
-            names.append(name)
-        }
-        storage = dictionary
+        members = dictionary.sorted { JSONObject.canonicalOrder($0.key, $1.key) }.map { (key: $0.key, value: $0.value) }
+        if members.count > Self.indexThreshold { rebuildPositions() }
     }
 
     /// An object literal; members keep the order written.
@@ -35,15 +40,40 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         self.init(elements)
     }
 
+    /// Where member `name` is in `members`.
+    private func position(of name: String) -> Int? {
+        if let positions { return positions[name] }
+        return members.firstIndex { $0.key == name }
+    }
+
+    private mutating func rebuildPositions() {
+        var table = [String: Int](minimumCapacity: members.count)
+        for (offset, member) in members.enumerated() { table[member.key] = offset }
+        positions = table
+    }
+
+    private mutating func append(_ name: String, _ value: JSONValue) {
+        members.append((key: name, value: value))
+        if positions != nil {
+            positions?[name] = members.count - 1
+        } else if members.count > Self.indexThreshold {
+            rebuildPositions()
+        }
+    }
+
     /// The value of member `name`; setting a new name appends it, setting an existing
     /// one replaces its value in place, setting `nil` removes it.
     public subscript(name: String) -> JSONValue? {
-        get { storage[name] }
+        get { position(of: name).map { members[$0].value } }
         set {
-            if let newValue {
-                if storage.updateValue(newValue, forKey: name) == nil { names.append(name) }
-            } else if storage.removeValue(forKey: name) != nil {
-                names.removeAll { $0 == name }
+            let existing = position(of: name)
+            switch (existing, newValue) {
+            case (let offset?, let value?): members[offset].value = value
+            case (nil, let value?): append(name, value)
+            case (let offset?, nil):
+                members.remove(at: offset)
+                if members.count > Self.indexThreshold { rebuildPositions() } else { positions = nil }
+            case (nil, nil): break
             }
         }
     }
@@ -52,9 +82,8 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// nothing) for a duplicate.
     @discardableResult
     public mutating func insertNew(_ name: String, _ value: JSONValue) -> Bool {
-        guard storage[name] == nil else { return false }
-        storage[name] = value
-        names.append(name)
+        guard position(of: name) == nil else { return false }
+        append(name, value)
         return true
     }
 
@@ -67,48 +96,55 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     }
 
     /// The member names in order.
-    public var keys: [String] { names }
+    public var keys: [String] { members.map(\.key) }
     /// The member values in order.
-    public var values: [JSONValue] { names.compactMap { storage[$0] } }
+    public var values: [JSONValue] { members.map(\.value) }
     /// The number of members.
-    public var count: Int { names.count }
+    public var count: Int { members.count }
     /// Whether the object has no members.
-    public var isEmpty: Bool { names.isEmpty }
+    public var isEmpty: Bool { members.isEmpty }
     /// The members as a dictionary (order dropped).
-    public var dictionary: [String: JSONValue] { storage }
+    public var dictionary: [String: JSONValue] { Dictionary(uniqueKeysWithValues: members.lazy.map { ($0.key, $0.value) }) }
 
     /// Iterates the members in order.
-    public func makeIterator() -> AnyIterator<Element> {
-        var position = 0
-        return AnyIterator {
-            while position < names.count {
-                let name = names[position]
-                position += 1
-                if let value = storage[name] { return (key: name, value: value) }
-            }
-            return nil
-        }
-    }
+    public func makeIterator() -> IndexingIterator<[Element]> { members.makeIterator() }
 
     /// The members whose (name, value) satisfy `isIncluded`, in order.
     public func filter(_ isIncluded: (Element) throws -> Bool) rethrows -> JSONObject {
         var result = JSONObject()
-        for member in self where try isIncluded(member) { result[member.key] = member.value }
+        for member in members where try isIncluded(member) { result.append(member.key, member.value) }
         return result
     }
 
     /// The same names with transformed values, in order.
     public func mapValues(_ transform: (JSONValue) throws -> JSONValue) rethrows -> JSONObject {
-        var result = JSONObject()
-        for member in self { result[member.key] = try transform(member.value) }
+        var result = self
+        for offset in result.members.indices { result.members[offset].value = try transform(result.members[offset].value) }
         return result
     }
 
     /// Objects with the same members are equal, whatever their order.
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool { lhs.storage == rhs.storage }
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        guard lhs.members.count == rhs.members.count else { return false }
+        for member in lhs.members {
+            guard let other = rhs[member.key], other == member.value else { return false }
+        }
+        return true
+    }
 
-    /// Hashes the members independently of order.
-    public func hash(into hasher: inout Hasher) { hasher.combine(storage) }
+    /// Hashes the members independently of order: each member's hash is combined with an
+    /// order-free sum, as a dictionary's hash is.
+    public func hash(into hasher: inout Hasher) {
+        var sum = 0
+        for member in members {
+            var memberHasher = Hasher()
+            memberHasher.combine(member.key)
+            memberHasher.combine(member.value)
+            sum &+= memberHasher.finalize()
+        }
+        hasher.combine(members.count)
+        hasher.combine(sum)
+    }
 
     /// RFC 7638 §3.3 / RFC 8785 §3.2.3 order: by UTF-16 code units.
     static func canonicalOrder(_ lhs: String, _ rhs: String) -> Bool {

@@ -1,5 +1,5 @@
 import Testing
-import WalletEncoding
+@testable import WalletEncoding
 
 @Suite("JSON: strict parsing, member order, writing")
 struct JSONTests {
@@ -26,6 +26,48 @@ struct JSONTests {
         #expect(object["b"] == "two")
         // A dictionary has no order of its own: members are sorted so output is stable.
         #expect(JSONValue.object(["y": 1, "x": 2] as [String: JSONValue]).serialized == #"{"x":2,"y":1}"#)
+    }
+
+    @Test("objects below, at and past the indexed size behave alike: order, replace, remove, duplicates, equality, hash")
+    func objectSizes() throws {
+        for size in [0, 1, JSONObject.indexThreshold, JSONObject.indexThreshold + 1, 40] {
+            let names = (0..<size).map { "member_\(($0 * 7) % max(size, 1))_\($0)" }
+            var object = JSONObject()
+            for (offset, name) in names.enumerated() {
+                let inserted = object.insertNew(name, .integer(Int64(offset)))
+                #expect(inserted)
+            }
+            #expect(object.keys == names)
+            #expect(object.count == size)
+            for (offset, name) in names.enumerated() {
+                #expect(object[name] == .integer(Int64(offset)))
+                let duplicate = object.insertNew(name, .null)                     // a duplicate changes nothing
+                #expect(!duplicate)
+                #expect(object[name] == .integer(Int64(offset)))
+            }
+            #expect(object["absent"] == nil)
+            #expect(object.dictionary.count == size)
+            // The same members in reverse order: equal, same hash.
+            let reversed = JSONObject(names.enumerated().reversed().map { ($0.element, JSONValue.integer(Int64($0.offset))) })
+            #expect(reversed == object)
+            #expect(reversed.hashValue == object.hashValue)
+            #expect(Set([reversed, object]).count == 1)
+            guard size > 2 else { continue }
+            // Replacing keeps the position; removing closes the gap; the rest is still found.
+            object[names[1]] = .string("replaced")
+            #expect(object.keys == names)
+            #expect(object != reversed)
+            let removed = object.removeValue(forKey: names[0])
+            #expect(removed == .integer(0))
+            #expect(object.keys == Array(names.dropFirst()))
+            for name in names.dropFirst(2) { #expect(object[name] != nil) }
+            object[names[0]] = .bool(true)
+            #expect(object.keys.last == names[0])
+            #expect(object[names[0]] == .bool(true))
+            // The parser refuses a duplicate at the end of an object of this size.
+            let text = "{" + names.map { "\"\($0)\":1" }.joined(separator: ",") + ",\"\(names[size - 2])\":2}"
+            #expect(throws: JSONError.self) { try JSONValue.parse(text) }
+        }
     }
 
     @Test("canonical order sorts by UTF-16 code units, as RFC 8785 §3.2.3 does")
