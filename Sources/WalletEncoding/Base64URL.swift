@@ -19,13 +19,13 @@ public enum Base64URL {
     /// Returns `nil` for any character outside the base64url alphabet (standard `+` and
     /// `/` too), for a length that no encoding produces, or for misplaced padding.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        Base64Engine.decode(text.utf8Bytes, values: Base64Engine.urlValues, padding: .optional, canonical: false)
+        Base64Engine.decode(text, values: Base64Engine.urlValues, padding: .optional, canonical: false)
     }
 
     /// Decodes base64url strictly: no padding, and unused trailing bits must be zero
     /// (the one canonical encoding of the bytes), as RFC 7515 §2 requires of JOSE.
     public static func decodeStrict(_ text: some StringProtocol) -> [UInt8]? {
-        Base64Engine.decode(text.utf8Bytes, values: Base64Engine.urlValues, padding: .forbidden, canonical: true)
+        Base64Engine.decode(text, values: Base64Engine.urlValues, padding: .forbidden, canonical: true)
     }
 }
 
@@ -39,7 +39,7 @@ public enum Base64 {
 
     /// Decodes padded base64 strictly: padding exact, unused bits zero, no whitespace.
     public static func decodeStrict(_ text: some StringProtocol) -> [UInt8]? {
-        Base64Engine.decode(text.utf8Bytes, values: Base64Engine.standardValues, padding: .required, canonical: true)
+        Base64Engine.decode(text, values: Base64Engine.standardValues, padding: .required, canonical: true)
     }
 
     /// Decodes base64 leniently: padding optional, trailing bits ignored, and ASCII
@@ -97,6 +97,20 @@ enum Base64Engine {
     }
 
     static func decode(_ input: [UInt8], values: [UInt8], padding: Padding, canonical: Bool) -> [UInt8]? {
+        input.withUnsafeBufferPointer { decode($0, values: values, padding: padding, canonical: canonical) }
+    }
+
+    /// Decodes a string's UTF-8 in place when it is contiguous (a native string), else a copy.
+    static func decode(_ text: some StringProtocol, values: [UInt8], padding: Padding, canonical: Bool) -> [UInt8]? {
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode($0, values: values, padding: padding, canonical: canonical) }) {
+            return decoded
+        }
+        return decode(Array(text.utf8), values: values, padding: padding, canonical: canonical)
+    }
+
+    /// Decodes `input` four characters (three bytes) at a time into an output written in
+    /// place: one table lookup per character and no per-byte append.
+    static func decode(_ input: UnsafeBufferPointer<UInt8>, values: [UInt8], padding: Padding, canonical: Bool) -> [UInt8]? {
         var end = input.count
         var padCount = 0
         while end > 0, input[end - 1] == UInt8(ascii: "=") {
@@ -113,23 +127,50 @@ enum Base64Engine {
         case .optional:
             if padCount > 0 && (end + padCount) % 4 != 0 { return nil }
         }
-        var output = [UInt8]()
-        output.reserveCapacity(end / 4 * 3 + 2)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for position in 0..<end {
-            let value = values[Int(input[position])]
-            guard value != 0xFF else { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-                accumulator &= (1 << UInt32(bits)) - 1
+        let outputCount = end / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        return values.withUnsafeBufferPointer { table -> [UInt8]? in
+            var valid = true
+            let output = [UInt8](unsafeUninitializedCapacity: outputCount) { buffer, initialized in
+                var read = 0, written = 0
+                while read + 4 <= end {
+                    let a = table[Int(input[read])], b = table[Int(input[read + 1])]
+                    let c = table[Int(input[read + 2])], d = table[Int(input[read + 3])]
+                    // Every valid value is below 64; 0xFF marks a byte outside the alphabet.
+                    guard (a | b | c | d) < 64 else { valid = false; break }
+                    let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    buffer[written] = UInt8(truncatingIfNeeded: chunk >> 16)
+                    buffer[written + 1] = UInt8(truncatingIfNeeded: chunk >> 8)
+                    buffer[written + 2] = UInt8(truncatingIfNeeded: chunk)
+                    read += 4
+                    written += 3
+                }
+                if valid, remainder > 0 {
+                    // Two or three characters left: one or two bytes, and 4 or 2 unused bits.
+                    var chunk: UInt32 = 0
+                    for position in read..<end {
+                        let value = table[Int(input[position])]
+                        guard value < 64 else { valid = false; break }
+                        chunk = chunk << 6 | UInt32(value)
+                    }
+                    if valid {
+                        let unusedBits = remainder == 2 ? 4 : 2
+                        // Left-over bits belong to no byte; a canonical encoding has them zero.
+                        if canonical && chunk & (1 << UInt32(unusedBits) - 1) != 0 { valid = false }
+                        chunk >>= UInt32(unusedBits)
+                        if remainder == 3 {
+                            buffer[written] = UInt8(truncatingIfNeeded: chunk >> 8)
+                            buffer[written + 1] = UInt8(truncatingIfNeeded: chunk)
+                            written += 2
+                        } else {
+                            buffer[written] = UInt8(truncatingIfNeeded: chunk)
+                            written += 1
+                        }
+                    }
+                }
+                // Bytes are plain values: a partly written buffer on failure needs no cleanup.
+                initialized = valid ? written : 0
             }
+            return valid ? output : nil
         }
-        // Left-over bits (2 or 4) belong to no byte; a canonical encoding has them zero.
-        if canonical && accumulator != 0 { return nil }
-        return output
     }
 }

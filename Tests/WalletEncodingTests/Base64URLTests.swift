@@ -59,6 +59,58 @@ struct Base64URLFoundationTests {
         }
     }
 
+    /// A bit-at-a-time reference: what each decoder must accept, refuse and produce.
+    private static func referenceDecode(_ text: String, alphabet: String, padding: String, canonical: Bool) -> [UInt8]? {
+        var input = Array(text.utf8)
+        var padCount = 0
+        while input.last == UInt8(ascii: "=") { input.removeLast(); padCount += 1 }
+        let remainder = input.count % 4
+        guard padCount <= 2, remainder != 1 else { return nil }
+        switch padding {
+        case "forbidden": guard padCount == 0 else { return nil }
+        case "required": guard padCount == (remainder == 0 ? 0 : 4 - remainder) else { return nil }
+        default: if padCount > 0 && (input.count + padCount) % 4 != 0 { return nil }
+        }
+        let symbols = Array(alphabet.utf8)
+        var output: [UInt8] = [], accumulator: UInt32 = 0, bits = 0
+        for byte in input {
+            guard let value = symbols.firstIndex(of: byte) else { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+        }
+        if canonical && accumulator != 0 { return nil }
+        return output
+    }
+
+    @Test("the block decoder agrees with a bit-at-a-time reference on 20,000 seeded strings, valid and not")
+    func blockDecoderAgreesWithReference() {
+        let url = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        let standard = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+        let pool = Array(url + "+/=.~ \u{7F}")
+        var seed: UInt64 = 0x2545F4914F6CDD1D
+        func next() -> Int { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return Int(seed % 1_000_003) }
+        for round in 0..<20_000 {
+            let length = next() % 41
+            // Mostly alphabet characters, so that many strings decode; sometimes anything in the pool.
+            var text = String((0..<length).map { _ in next() % 8 == 0 ? pool[next() % pool.count] : Array(url)[next() % 64] })
+            if round % 5 == 0 { text += String(repeating: "=", count: next() % 3) }
+            #expect(Base64URL.decode(text) == Self.referenceDecode(text, alphabet: url, padding: "optional", canonical: false), "\(text)")
+            #expect(Base64URL.decodeStrict(text) == Self.referenceDecode(text, alphabet: url, padding: "forbidden", canonical: true), "\(text)")
+            let standardText = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
+            #expect(Base64.decodeStrict(standardText)
+                    == Self.referenceDecode(standardText, alphabet: standard, padding: "required", canonical: true), "\(standardText)")
+            // The same text as a substring (a different string form) decodes alike.
+            let embedded = "<" + text + ">"
+            let inner = embedded.dropFirst().dropLast()
+            #expect(Base64URL.decode(inner) == Base64URL.decode(text))
+        }
+    }
+
     @Test("non-ASCII and control characters are rejected")
     func rejectsOtherBytes() {
         #expect(Base64URL.decode("Zm9v\u{00e9}") == nil)
