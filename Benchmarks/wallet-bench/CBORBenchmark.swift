@@ -62,12 +62,9 @@ enum CBORBenchmark {
     /// Runs cbor2 over the same document in the same run, for the SDK/Python ratio.
     private static func comparePython(_ python: String, bytes: [UInt8], iterations: Int,
                                       sdkDecode: Double, sdkEncode: Double) throws -> (decode: Double, encode: Double)? {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-bench-\(UUID().uuidString).cbor")
-        try Data(bytes).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
         let script = """
         import sys, time, statistics, cbor2
-        data = open(sys.argv[1], 'rb').read(); n = int(sys.argv[2])
+        data = sys.stdin.buffer.read(); n = int(sys.argv[1])
         def median(f):
             samples = []
             for _ in range(n):
@@ -76,16 +73,7 @@ enum CBORBenchmark {
         value = cbor2.loads(data)
         print(median(lambda: cbor2.loads(data)), median(lambda: cbor2.dumps(value)))
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script, file.path, String(iterations)]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        process.waitUntilExit()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let numbers = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
-        guard process.terminationStatus == 0, numbers.count == 2 else {
+        guard let numbers = PythonPeer.run(python, script: script, arguments: [String(iterations)], input: bytes, expecting: 2) else {
             detail("  cbor2: could not run \(python) with cbor2")
             return nil
         }

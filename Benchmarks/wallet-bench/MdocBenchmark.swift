@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import Mdoc
 import WalletCrypto
+import WalletEncoding
 import WalletRuntime
 
 /// The `mdoc` case: an mDL of 12 elements with a 50 KB portrait. The holder derives the
@@ -14,11 +15,11 @@ import WalletRuntime
 enum MdocBenchmark {
     static func run(iterations: Int, python: String?) throws -> [BenchRow] {
         let rows = LockedBox<[BenchRow]>([])
-        try blocking { let measured = try await runAsync(iterations: iterations); rows.withLock { $0 = measured } }
+        try blocking { let measured = try await runAsync(iterations: iterations, python: python); rows.withLock { $0 = measured } }
         return rows.withLock { $0 }
     }
 
-    private static func runAsync(iterations: Int) async throws -> [BenchRow] {
+    private static func runAsync(iterations: Int, python: String?) async throws -> [BenchRow] {
         let now = Date()
         let iacaKey = try ECPrivateKey.generate(curve: .p256)
         let dsKey = try ECPrivateKey.generate(curve: .p256)
@@ -54,12 +55,14 @@ enum MdocBenchmark {
 
         // Holder: keys, build, encrypt.
         var encrypted: [UInt8] = []
+        var responseBytes: [UInt8] = []
         let holder = try await asyncMedian(iterations) {
             var session = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey), peerPublicKey: eReaderKey.publicKey,
                                                       sessionTranscript: transcript)
             let response = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
                                                                    authentication: { _ in .signature(deviceSigner) })
             encrypted = try session.encrypt(response.encodedBytes)
+            responseBytes = response.encodedBytes
         }
         // Reader: keys, decrypt, verify.
         let verifier = DeviceResponseVerifier(trustAnchors: [iaca], sessionTranscript: transcript)
@@ -104,12 +107,47 @@ enum MdocBenchmark {
                      reader * 1e3, reader / readerFloor, readerFloor * 1e3))
         detail(String(format: "  floor parts: ECDH %.3f ms, HKDF %.3f ms, seal %.3f ms, open %.3f ms, sign %.3f ms, verify %.3f ms, digests %.3f ms",
                      ecdh * 1e3, hkdf * 1e3, seal * 1e3, open * 1e3, sign * 1e3, verify * 1e3, digests * 1e3))
+        // pymdoccbor on the same (decrypted) response: parse, and verify the issuer
+        // signature, the chain to the same IACA and the digests. It does less than the
+        // SDK's reader (no session keys, no decryption, no device signature).
+        let peer = python.flatMap { comparePython($0, response: responseBytes, iaca: iaca, iterations: iterations, sdkReader: reader) }
         return [
             BenchRow(suite: "mdoc", name: "holder: keys, build, sign, encrypt", sdkSeconds: holder, floorSeconds: holderFloor,
                      floorName: "ECDH, 2 HKDF, sign, seal", targetRatio: 1.5),
             BenchRow(suite: "mdoc", name: "reader: keys, decrypt, verify", sdkSeconds: reader, floorSeconds: readerFloor,
-                     floorName: "ECDH, 2 HKDF, open, 12 SHA-256, 3 verify", targetRatio: 1.5),
+                     floorName: "ECDH, 2 HKDF, open, 12 SHA-256, 3 verify", targetRatio: 1.5,
+                     peerName: peer.map { _ in "pymdoccbor verify" }, peerSeconds: peer, peerTargetSpeedup: 5),
         ]
+    }
+
+    /// pymdoccbor (Python, the EUDI mdoc library) loading and verifying `response`.
+    private static func comparePython(_ python: String, response: [UInt8], iaca: X509Certificate, iterations: Int,
+                                      sdkReader: Double) -> Double? {
+        let script = """
+        import sys, time, statistics, logging
+        logging.disable(logging.CRITICAL)
+        from cryptography import x509
+        from pymdoccbor.mdoc.verifier import MdocCbor
+        iaca = x509.load_der_x509_certificate(bytes.fromhex(sys.argv[1])); n = int(sys.argv[2])
+        response = sys.stdin.buffer.read().hex()
+        def verify():
+            mdoc = MdocCbor()
+            mdoc.loads(response)
+            if mdoc.verify(trusted_root_certs=[iaca]) is not True:
+                raise SystemExit(3)
+        verify()
+        samples = []
+        for _ in range(n):
+            t = time.perf_counter(); verify(); samples.append(time.perf_counter() - t)
+        print(statistics.median(samples))
+        """
+        guard let numbers = PythonPeer.run(python, script: script, arguments: [Hex.encode(iaca.derEncoded), String(iterations)],
+                                           input: response, expecting: 1) else {
+            detail("  pymdoccbor: \(python) has no pymdoccbor that verifies this response")
+            return nil
+        }
+        detail(String(format: "  pymdoccbor (Python) verify %8.3f ms   SDK reader is %.1fx faster", numbers[0] * 1e3, numbers[0] / sdkReader))
+        return numbers[0]
     }
 
 

@@ -125,17 +125,8 @@ enum SDJWTBenchmark {
             SDJWTVerifier(presentation, lambda iss, h: issuer, "https://verifier.example", "bench-nonce").get_verified_payload()
         print(median(present), median(verify))
         """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script, issuance, presentation, issuerJWK, holderJWK, String(iterations)]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { detail("  sd-jwt: could not run \(python)"); return nil }
-        process.waitUntilExit()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let numbers = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
-        guard process.terminationStatus == 0, numbers.count == 2 else {
+        guard let numbers = PythonPeer.run(python, script: script, arguments: [issuance, presentation, issuerJWK, holderJWK, String(iterations)],
+                                           expecting: 2) else {
             detail("  sd-jwt: \(python) has no working sd-jwt package")
             return nil
         }
