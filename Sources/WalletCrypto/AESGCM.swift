@@ -40,20 +40,46 @@ public enum AESGCM {
     ) throws(CryptoError) -> SealedBox {
         let nonceUsed: [UInt8]
         if let nonce { nonceUsed = nonce } else { nonceUsed = try random.bytes(count: defaultNonceByteCount) }
-        let context = try Context(key: key, nonce: nonceUsed, encrypt: true)
+        var combined = try sealCombined(plaintext, key: key, nonce: nonceUsed, aad: aad)
+        let split = combined.count - tagByteCount
+        let tag = Array(combined[split...])
+        combined.removeLast(tagByteCount)
+        return SealedBox(nonce: nonceUsed, ciphertext: combined, tag: tag)
+    }
+
+    /// Encrypts and authenticates `plaintext` (and authenticates `aad`) under `nonce`,
+    /// returning `ciphertext || tag` in one buffer: what a protocol that sends the two
+    /// together (ISO 18013-5 session data, JWE in compact form aside) needs, without a copy.
+    public static func sealCombined(_ plaintext: [UInt8], key: SymmetricKey, nonce: [UInt8], aad: [UInt8] = [])
+        throws(CryptoError) -> [UInt8] {
+        let context = try Context(key: key, nonce: nonce, encrypt: true)
         try context.addAAD(aad)
-        var ciphertext = try context.update(plaintext)
-        var finalLength: Int32 = 0
-        var scratch = [UInt8](repeating: 0, count: 16)
-        guard EVP_EncryptFinal_ex(context.pointer, &scratch, &finalLength) == 1, finalLength == 0 else {
-            throw backendError(.encryption)
+        let length = try cInt(plaintext.count, .message)
+        var status = true
+        // The whole output is written before it is returned (ciphertext, then tag); on a
+        // failure nothing is kept.
+        let combined = [UInt8](unsafeUninitializedCapacity: plaintext.count + tagByteCount) { buffer, initialized in
+            guard let output = buffer.baseAddress else { status = false; return }
+            var written: Int32 = 0
+            if !plaintext.isEmpty {
+                status = EVP_CipherUpdate(context.pointer, output, &written, plaintext, length) == 1 && Int(written) == plaintext.count
+            }
+            var finalLength: Int32 = 0
+            var scratch = (UInt64(0), UInt64(0))
+            status = status && withUnsafeMutableBytes(of: &scratch) { raw in
+                EVP_EncryptFinal_ex(context.pointer, raw.baseAddress?.assumingMemoryBound(to: UInt8.self), &finalLength) == 1
+            } && finalLength == 0
+            status = status && EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(tagByteCount),
+                                                   output + plaintext.count) == 1
+            if status {
+                initialized = plaintext.count + tagByteCount
+            } else {
+                buffer.update(repeating: 0)    // no partial ciphertext stays in the freed buffer
+                initialized = 0
+            }
         }
-        var tag = [UInt8](repeating: 0, count: tagByteCount)
-        guard EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_GET_TAG, Int32(tagByteCount), &tag) == 1 else {
-            wipe(&ciphertext)
-            throw backendError(.encryption)
-        }
-        return SealedBox(nonce: nonceUsed, ciphertext: ciphertext, tag: tag)
+        guard status else { throw backendError(.encryption) }
+        return combined
     }
 
     /// Authenticates and decrypts. A wrong key, nonce, AAD, ciphertext or tag throws
@@ -62,22 +88,11 @@ public enum AESGCM {
         ciphertext: [UInt8], tag: [UInt8], key: SymmetricKey, nonce: [UInt8], aad: [UInt8] = []
     ) throws(CryptoError) -> [UInt8] {
         guard tag.count == tagByteCount else { throw .invalidLength(.aesGCMTag, actual: tag.count) }
-        let context = try Context(key: key, nonce: nonce, encrypt: false)
-        try context.addAAD(aad)
-        var plaintext = try context.update(ciphertext)
-        var tagCopy = tag
-        guard EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount), &tagCopy) == 1 else {
-            wipe(&plaintext)
-            throw backendError(.decryption)
+        return try ciphertext.withUnsafeBufferPointer { (body) throws(CryptoError) -> [UInt8] in
+            try tag.withUnsafeBufferPointer { (tagBytes) throws(CryptoError) -> [UInt8] in
+                try open(body, tag: tagBytes, key: key, nonce: nonce, aad: aad)
+            }
         }
-        var finalLength: Int32 = 0
-        var scratch = [UInt8](repeating: 0, count: 16)
-        guard EVP_DecryptFinal_ex(context.pointer, &scratch, &finalLength) == 1 else {
-            wipe(&plaintext)
-            ERR_clear_error()
-            throw .authenticationFailed
-        }
-        return plaintext
     }
 
     /// Opens a `SealedBox`.
@@ -85,7 +100,7 @@ public enum AESGCM {
         try open(ciphertext: box.ciphertext, tag: box.tag, key: key, nonce: box.nonce, aad: aad)
     }
 
-    /// Opens `ciphertext || tag` (the last 16 bytes are the tag).
+    /// Opens `ciphertext || tag` (the last 16 bytes are the tag), reading both in place.
     public static func open(combined: [UInt8], key: SymmetricKey, nonce: [UInt8], aad: [UInt8] = [])
         throws(CryptoError) -> [UInt8]
     {
@@ -93,8 +108,52 @@ public enum AESGCM {
             throw .invalidLength(.aesGCMCiphertextAndTag, actual: combined.count)
         }
         let split = combined.count - tagByteCount
-        return try open(
-            ciphertext: Array(combined[..<split]), tag: Array(combined[split...]), key: key, nonce: nonce, aad: aad)
+        return try combined.withUnsafeBufferPointer { (all) throws(CryptoError) -> [UInt8] in
+            try open(UnsafeBufferPointer(rebasing: all[..<split]), tag: UnsafeBufferPointer(rebasing: all[split...]),
+                     key: key, nonce: nonce, aad: aad)
+        }
+    }
+
+    /// The one decryption: the plaintext is released only after the tag checked out; on
+    /// any failure its buffer is zeroed before it is freed.
+    private static func open(_ ciphertext: UnsafeBufferPointer<UInt8>, tag: UnsafeBufferPointer<UInt8>, key: SymmetricKey,
+                             nonce: [UInt8], aad: [UInt8]) throws(CryptoError) -> [UInt8] {
+        let context = try Context(key: key, nonce: nonce, encrypt: false)
+        try context.addAAD(aad)
+        let length = try cInt(ciphertext.count, .message)
+        var failure: CryptoError?
+        let plaintext = [UInt8](unsafeUninitializedCapacity: ciphertext.count) { buffer, initialized in
+            var written: Int32 = 0
+            if let input = ciphertext.baseAddress, let output = buffer.baseAddress, !ciphertext.isEmpty,
+               EVP_CipherUpdate(context.pointer, output, &written, input, length) != 1 || Int(written) != ciphertext.count {
+                failure = backendError(.decryption)
+            }
+            if failure == nil {
+                var tagCopy = Array(tag)
+                if EVP_CIPHER_CTX_ctrl(context.pointer, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount), &tagCopy) != 1 {
+                    failure = backendError(.decryption)
+                }
+            }
+            if failure == nil {
+                var finalLength: Int32 = 0
+                var scratch = (UInt64(0), UInt64(0))
+                let final = withUnsafeMutableBytes(of: &scratch) { raw in
+                    EVP_DecryptFinal_ex(context.pointer, raw.baseAddress?.assumingMemoryBound(to: UInt8.self), &finalLength)
+                }
+                if final != 1 {
+                    ERR_clear_error()
+                    failure = .authenticationFailed
+                }
+            }
+            if failure == nil {
+                initialized = ciphertext.count
+            } else {
+                buffer.update(repeating: 0)    // unauthenticated plaintext never leaves, nor stays in freed memory
+                initialized = 0
+            }
+        }
+        if let failure { throw failure }
+        return plaintext
     }
 
     /// One initialised `EVP_CIPHER_CTX`, freed with the object.
@@ -135,18 +194,6 @@ public enum AESGCM {
             let length = try cInt(aad.count, .message)
             var written: Int32 = 0
             guard EVP_CipherUpdate(pointer, nil, &written, aad, length) == 1 else { throw backendError(operation) }
-        }
-
-        func update(_ input: [UInt8]) throws(CryptoError) -> [UInt8] {
-            guard !input.isEmpty else { return [] }
-            let length = try cInt(input.count, .message)
-            var output = [UInt8](repeating: 0, count: input.count)
-            var written: Int32 = 0
-            guard EVP_CipherUpdate(pointer, &output, &written, input, length) == 1, Int(written) == input.count else {
-                wipe(&output)
-                throw backendError(operation)
-            }
-            return output
         }
     }
 }

@@ -35,9 +35,16 @@ struct AESGCMTests {
                 #expect(hexString(box.tag) == test.tag, "tcId \(test.tcId)")
                 let opened = try AESGCM.open(ciphertext: hex(test.ct), tag: hex(test.tag), key: key, nonce: nonce, aad: aad)
                 #expect(hexString(opened) == test.msg, "tcId \(test.tcId)")
+                // The one-buffer forms give and take the same bytes.
+                let combined = try AESGCM.sealCombined(hex(test.msg), key: key, nonce: nonce, aad: aad)
+                #expect(hexString(combined) == test.ct + test.tag, "tcId \(test.tcId)")
+                #expect(hexString(try AESGCM.open(combined: combined, key: key, nonce: nonce, aad: aad)) == test.msg, "tcId \(test.tcId)")
             } else {
                 #expect(throws: CryptoError.authenticationFailed, "tcId \(test.tcId)") {
                     try AESGCM.open(ciphertext: hex(test.ct), tag: hex(test.tag), key: key, nonce: nonce, aad: aad)
+                }
+                #expect(throws: CryptoError.authenticationFailed, "tcId \(test.tcId)") {
+                    try AESGCM.open(combined: hex(test.ct + test.tag), key: key, nonce: nonce, aad: aad)
                 }
             }
         }
@@ -61,6 +68,17 @@ struct AESGCMTests {
             try AESGCM.open(ciphertext: badCiphertext, tag: box.tag, key: key, nonce: nonce, aad: [9, 9])
         }
         #expect(throws: CryptoError.authenticationFailed) { try AESGCM.open(box, key: key, aad: [9]) }
+        var badCombined = box.ciphertextAndTag
+        for position in [0, badCombined.count - 1] {
+            badCombined[position] ^= 1
+            #expect(throws: CryptoError.authenticationFailed) { try AESGCM.open(combined: badCombined, key: key, nonce: nonce, aad: [9, 9]) }
+            badCombined[position] ^= 1
+        }
+        // Only a tag, no ciphertext: the empty plaintext, authenticated.
+        let emptySealed = try AESGCM.sealCombined([], key: key, nonce: nonce, aad: [9, 9])
+        #expect(emptySealed.count == AESGCM.tagByteCount)
+        #expect(try AESGCM.open(combined: emptySealed, key: key, nonce: nonce, aad: [9, 9]) == [])
+        #expect(throws: CryptoError.authenticationFailed) { try AESGCM.open(combined: emptySealed, key: key, nonce: nonce) }
         #expect(throws: CryptoError.authenticationFailed) {
             try AESGCM.open(ciphertext: box.ciphertext, tag: box.tag, key: key, nonce: [UInt8](repeating: 2, count: 12), aad: [9, 9])
         }

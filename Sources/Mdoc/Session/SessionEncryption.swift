@@ -64,10 +64,10 @@ public struct SessionEncryption: Sendable {
         guard !terminated else { throw .sessionTerminated }
         guard sendCounter != 0 else { throw .counterExhausted }
         let nonce = Self.nonce(sender: role, counter: sendCounter)
-        let box: AESGCM.SealedBox
-        do { box = try AESGCM.seal(plaintext, key: sendKey, nonce: nonce) } catch { throw .crypto(error) }
+        let sealed: [UInt8]
+        do { sealed = try AESGCM.sealCombined(plaintext, key: sendKey, nonce: nonce) } catch { throw .crypto(error) }
         sendCounter &+= 1  // wraps to 0, which is then refused
-        return box.ciphertextAndTag
+        return sealed
     }
 
     /// Decrypts the next incoming message. The counter advances only on success, so a
