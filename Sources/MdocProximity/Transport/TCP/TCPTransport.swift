@@ -8,9 +8,9 @@ import WalletRuntime
 /// and loopback demos; engagements announce it with a private method type that
 /// standard readers ignore, and nothing in the SDK uses it unless asked to.
 ///
-/// A dedicated thread reads frames into a ``Mailbox``, so no cooperative thread
-/// blocks on the socket; writes run on a serial queue. The descriptor is shared by the
-/// two and closed by whichever lets go last (see ``SocketHandle``).
+/// A read loop on ``BlockingIO`` reads frames into a ``Mailbox``, so no cooperative
+/// thread blocks on the socket; writes run on a serial queue. The descriptor is shared
+/// by the two and closed by whichever lets go last (see ``SocketHandle``).
 public final class TCPTransport: MdocTransport {
     /// The largest message accepted unless configured otherwise (16 MiB).
     public static let defaultMaxMessageSize = 16 * 1024 * 1024
@@ -26,13 +26,11 @@ public final class TCPTransport: MdocTransport {
         self.socket = socket
         self.maxMessageSize = maxMessageSize
         self.inbox = Mailbox(clock: clock)
-        socket.retain()   // the read thread's ownership
-        let thread = Thread { [socket, inbox] in
+        socket.retain()   // the read loop's ownership
+        BlockingIO.shared.run { [socket, inbox] in
             TCPTransport.readLoop(socket: socket, inbox: inbox, maxMessageSize: maxMessageSize)
             socket.release()
         }
-        thread.stackSize = 256 * 1024
-        thread.start()
     }
 
     deinit { shutDownAndRelease() }
@@ -46,7 +44,7 @@ public final class TCPTransport: MdocTransport {
                           dial: SocketHandle.connect(host:port:))
     }
 
-    /// The blocking connect, run on its own thread (tests hold it to reproduce a peer
+    /// The blocking connect, run on ``BlockingIO`` (tests hold it to reproduce a peer
     /// that never answers).
     typealias Dial = @Sendable (_ host: String, _ port: UInt16) -> Result<SocketHandle, ProximityError>
 
@@ -54,12 +52,10 @@ public final class TCPTransport: MdocTransport {
     static func connect(host: String, port: UInt16, timeout: Duration?, maxMessageSize: Int, clock: any WalletClock,
                         dial: @escaping Dial) async throws(ProximityError) -> TCPTransport {
         let outcome = Mailbox<Result<SocketHandle, ProximityError>>(clock: clock)
-        let thread = Thread {
+        BlockingIO.shared.run {
             let result = dial(host, port)
             if !outcome.push(result), case .success(let socket) = result { socket.release() }   // abandoned
         }
-        thread.stackSize = 128 * 1024
-        thread.start()
         let result: Result<SocketHandle, ProximityError>
         do {
             result = try await outcome.next(timeout: timeout)
@@ -139,9 +135,9 @@ public final class TCPTransport: MdocTransport {
 /// Listens on a TCP port of `127.0.0.1` (or another IPv4 address) for the SDK's TCP
 /// test carrier (not an ISO 18013-5 carrier; see ``TCPTransport``).
 ///
-/// One thread accepts for the listener's lifetime and hands connections to a
-/// ``Mailbox``, so each `accept` owns its timeout; closing shuts the socket down, and
-/// the accept thread, which owns the descriptor with the listener, lets go of it last.
+/// One loop on ``BlockingIO`` accepts for the listener's lifetime and hands connections
+/// to a ``Mailbox``, so each `accept` owns its timeout; closing shuts the socket down,
+/// and the accept loop, which owns the descriptor with the listener, lets go of it last.
 public final class TCPListener: MdocTransportListener {
     private let socket: SocketHandle
     private let host: String
@@ -161,13 +157,11 @@ public final class TCPListener: MdocTransportListener {
         self.maxMessageSize = maxMessageSize
         self.clock = clock
         self.incoming = Mailbox(clock: clock)
-        socket.retain()   // the accept thread's ownership
-        let thread = Thread { [socket, incoming] in
+        socket.retain()   // the accept loop's ownership
+        BlockingIO.shared.run { [socket, incoming] in
             TCPListener.acceptLoop(socket: socket, incoming: incoming)
             socket.release()
         }
-        thread.stackSize = 128 * 1024
-        thread.start()
     }
 
     deinit { stop() }

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import MdocProximity
+
+/// The TCP carrier's thread pool: work never waits for a thread, and finished threads
+/// are reused, up to the number kept idle.
+@Suite("BlockingIO: a thread for every piece of work at once, reused when done")
+struct BlockingIOTests {
+    @Test("twelve pieces of work that block until the thirteenth runs all finish: none waits for a free thread")
+    func neverQueues() {
+        let pool = BlockingIO(keepingIdle: 4)
+        let release = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        for _ in 0..<12 {
+            pool.run {
+                release.wait()
+                finished.signal()
+            }
+        }
+        // If the pool held work back until a thread were free, this would never run.
+        pool.run { for _ in 0..<12 { release.signal() } }
+        for _ in 0..<12 { finished.wait() }
+    }
+
+    @Test("finished threads wait for more, at most keepingIdle of them, and take the next work")
+    func reuse() {
+        let pool = BlockingIO(keepingIdle: 2)
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        for _ in 0..<5 {
+            pool.run {
+                started.signal()
+                release.wait()
+            }
+        }
+        for _ in 0..<5 { started.wait() }
+        #expect(pool.idleCount == 0)
+        for _ in 0..<5 { release.signal() }
+        // Three of the five exit; two park. Wait for the parking, which follows the work.
+        while pool.idleCount < 2 { Thread.sleep(forTimeInterval: 0.001) }
+        #expect(pool.idleCount == 2)
+        // Two more pieces of work, held until checked: they went to the parked threads
+        // (none is left idle), not to new ones (which would leave the two waiting).
+        let hold = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<2 {
+            pool.run {
+                hold.wait()
+                done.signal()
+            }
+        }
+        #expect(pool.idleCount == 0)
+        hold.signal()
+        hold.signal()
+        done.wait()
+        done.wait()
+        while pool.idleCount < 2 { Thread.sleep(forTimeInterval: 0.001) }
+        #expect(pool.idleCount == 2)
+    }
+}
