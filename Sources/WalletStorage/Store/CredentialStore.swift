@@ -112,9 +112,12 @@ public actor CredentialStore {
         let (createdAt, dropped) = try connection.transaction { () throws(StorageError) -> (Date, [String]) in
             let existing = try connection.query("SELECT created_at FROM credentials WHERE id = ?", [.text(credential.id)])
             let createdAt = existing.first?.first?.double.map(Date.init(timeIntervalSince1970:)) ?? now
-            let oldAliases = try connection.query(
+            // A new id has no instances (the foreign key keeps instances with their
+            // credential), so there is nothing to read back or delete for it.
+            let replacing = !existing.isEmpty
+            let oldAliases = replacing ? try connection.query(
                 "SELECT key_alias FROM credential_instances WHERE credential_id = ?", [.text(credential.id)]
-            ).compactMap { $0.first?.string }
+            ).compactMap { $0.first?.string } : []
             for instance in credential.instances {
                 let owners = try connection.query(
                     "SELECT credential_id FROM credential_instances WHERE key_alias = ? AND credential_id <> ?",
@@ -123,7 +126,7 @@ public actor CredentialStore {
                     throw .invalidCredential(.keyAliasInUse(instance.keyAlias))
                 }
             }
-            try connection.run("DELETE FROM credentials WHERE id = ?", [.text(credential.id)])
+            if replacing { try connection.run("DELETE FROM credentials WHERE id = ?", [.text(credential.id)]) }
             let (state, transactionId, retryAfter): (String, SQLValue, SQLValue) =
                 switch credential.state {
                 case .issued: ("issued", .null, .null)
