@@ -66,34 +66,43 @@ enum Base64Engine {
         return table
     }
 
+    /// Encodes three bytes at a time straight into the string's storage.
     static func encode(_ input: [UInt8], alphabet: [UInt8], pad: Bool) -> String {
-        var output = [UInt8]()
-        output.reserveCapacity((input.count + 2) / 3 * 4)
-        var index = 0
-        while index + 3 <= input.count {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            output.append(alphabet[Int(chunk >> 6 & 63)])
-            output.append(alphabet[Int(chunk & 63)])
-            index += 3
+        let remainder = input.count % 3
+        let count = input.count / 3 * 4 + (remainder == 0 ? 0 : pad ? 4 : remainder + 1)
+        return input.withUnsafeBufferPointer { bytes in
+            alphabet.withUnsafeBufferPointer { symbols in
+                String(unsafeUninitializedCapacity: count) { output in
+                    var read = 0, written = 0
+                    while read + 3 <= bytes.count {
+                        let chunk = UInt32(bytes[read]) << 16 | UInt32(bytes[read + 1]) << 8 | UInt32(bytes[read + 2])
+                        output[written] = symbols[Int(chunk >> 18 & 63)]
+                        output[written + 1] = symbols[Int(chunk >> 12 & 63)]
+                        output[written + 2] = symbols[Int(chunk >> 6 & 63)]
+                        output[written + 3] = symbols[Int(chunk & 63)]
+                        read += 3
+                        written += 4
+                    }
+                    if remainder > 0 {
+                        let chunk = UInt32(bytes[read]) << 16 | (remainder == 2 ? UInt32(bytes[read + 1]) << 8 : 0)
+                        output[written] = symbols[Int(chunk >> 18 & 63)]
+                        output[written + 1] = symbols[Int(chunk >> 12 & 63)]
+                        written += 2
+                        if remainder == 2 {
+                            output[written] = symbols[Int(chunk >> 6 & 63)]
+                            written += 1
+                        }
+                        if pad {
+                            while written % 4 != 0 {
+                                output[written] = UInt8(ascii: "=")
+                                written += 1
+                            }
+                        }
+                    }
+                    return written
+                }
+            }
         }
-        switch input.count - index {
-        case 1:
-            let chunk = UInt32(input[index]) << 16
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            if pad { output.append(UInt8(ascii: "=")); output.append(UInt8(ascii: "=")) }
-        case 2:
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            output.append(alphabet[Int(chunk >> 6 & 63)])
-            if pad { output.append(UInt8(ascii: "=")) }
-        default:
-            break
-        }
-        return String(decoding: output, as: UTF8.self)
     }
 
     static func decode(_ input: [UInt8], values: [UInt8], padding: Padding, canonical: Bool) -> [UInt8]? {

@@ -46,7 +46,7 @@ struct HexTests {
 
 @Suite("Base64URL against Foundation")
 struct Base64URLFoundationTests {
-    @Test("every length from 0 to 300 round-trips and matches Foundation's base64 with the URL alphabet")
+    @Test("every length from 0 to 300 round-trips and matches Foundation's base64, padded and with the URL alphabet")
     func agreesWithFoundation() {
         var generator = SystemRandomNumberGenerator()
         for length in 0...300 {
@@ -56,6 +56,9 @@ struct Base64URLFoundationTests {
                 .replacingOccurrences(of: "=", with: "")
             #expect(Base64URL.encode(bytes) == expected)
             #expect(Base64URL.decode(expected) == bytes)
+            // Padded standard base64 is Foundation's exactly.
+            #expect(Base64.encode(bytes) == Data(bytes).base64EncodedString())
+            #expect(Base64.decodeStrict(Base64.encode(bytes)) == bytes)
         }
     }
 
