@@ -34,13 +34,15 @@ struct BlockingIOTests {
             }
         }
         for _ in 0..<5 { started.wait() }
+        #expect(pool.threadCount == 5)
         #expect(pool.idleCount == 0)
         for _ in 0..<5 { release.signal() }
-        // Three of the five exit; two park. Wait for the parking, which follows the work.
-        while pool.idleCount < 2 { Thread.sleep(forTimeInterval: 0.001) }
+        // Three of the five exit and two park; both follow the work, so wait for them.
+        while pool.threadCount > 2 || pool.idleCount < 2 { Thread.sleep(forTimeInterval: 0.001) }
+        #expect(pool.threadCount == 2)
         #expect(pool.idleCount == 2)
         // Two more pieces of work, held until checked: they went to the parked threads
-        // (none is left idle), not to new ones (which would leave the two waiting).
+        // (none is left idle and no thread was started).
         let hold = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
         for _ in 0..<2 {
@@ -50,11 +52,13 @@ struct BlockingIOTests {
             }
         }
         #expect(pool.idleCount == 0)
+        #expect(pool.threadCount == 2)
         hold.signal()
         hold.signal()
         done.wait()
         done.wait()
         while pool.idleCount < 2 { Thread.sleep(forTimeInterval: 0.001) }
         #expect(pool.idleCount == 2)
+        #expect(pool.threadCount == 2)
     }
 }

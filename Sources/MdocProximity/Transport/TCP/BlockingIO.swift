@@ -17,6 +17,7 @@ final class BlockingIO: Sendable {
     static let shared = BlockingIO(keepingIdle: 8)
 
     private let idle = LockedBox<[Worker]>([])
+    private let threads = LockedBox(0)
     private let keepingIdle: Int
 
     init(keepingIdle: Int) { self.keepingIdle = keepingIdle }
@@ -26,20 +27,25 @@ final class BlockingIO: Sendable {
         if let worker = idle.withLock({ $0.popLast() }) {
             worker.hand(work)
         } else {
+            threads.withLock { $0 += 1 }
             Worker.start(work, pool: self)
         }
     }
 
     /// Threads waiting for work now (for tests).
     var idleCount: Int { idle.withLock { $0.count } }
+    /// Threads alive now, working or waiting (for tests).
+    var threadCount: Int { threads.withLock { $0 } }
 
     /// A worker that finished asks to wait for more: false when enough already wait.
     fileprivate func park(_ worker: Worker) -> Bool {
-        idle.withLock { workers in
+        let parked = idle.withLock { workers in
             guard workers.count < keepingIdle else { return false }
             workers.append(worker)
             return true
         }
+        if !parked { threads.withLock { $0 -= 1 } }
+        return parked
     }
 }
 
