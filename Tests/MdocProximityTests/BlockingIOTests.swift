@@ -6,17 +6,25 @@ import Testing
 /// are reused, up to the number kept idle.
 @Suite("BlockingIO: a thread for every piece of work at once, reused when done")
 struct BlockingIOTests {
+    /// Runs `count` pieces of work on `pool`, each signalling `started` (when given), then
+    /// waiting on `release`, then signalling `finished` (when given).
+    private static func runHeld(_ count: Int, on pool: BlockingIO, release: DispatchSemaphore,
+                                started: DispatchSemaphore? = nil, finished: DispatchSemaphore? = nil) {
+        for _ in 0..<count {
+            pool.run {
+                started?.signal()
+                release.wait()
+                finished?.signal()
+            }
+        }
+    }
+
     @Test("twelve pieces of work that block until the thirteenth runs all finish: none waits for a free thread")
     func neverQueues() {
         let pool = BlockingIO(keepingIdle: 4)
         let release = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
-        for _ in 0..<12 {
-            pool.run {
-                release.wait()
-                finished.signal()
-            }
-        }
+        Self.runHeld(12, on: pool, release: release, finished: finished)
         // If the pool held work back until a thread were free, this would never run.
         pool.run { for _ in 0..<12 { release.signal() } }
         for _ in 0..<12 { finished.wait() }
@@ -27,12 +35,7 @@ struct BlockingIOTests {
         let pool = BlockingIO(keepingIdle: 2)
         let release = DispatchSemaphore(value: 0)
         let started = DispatchSemaphore(value: 0)
-        for _ in 0..<5 {
-            pool.run {
-                started.signal()
-                release.wait()
-            }
-        }
+        Self.runHeld(5, on: pool, release: release, started: started)
         for _ in 0..<5 { started.wait() }
         #expect(pool.threadCount == 5)
         #expect(pool.idleCount == 0)
@@ -45,12 +48,7 @@ struct BlockingIOTests {
         // (none is left idle and no thread was started).
         let hold = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
-        for _ in 0..<2 {
-            pool.run {
-                hold.wait()
-                done.signal()
-            }
-        }
+        Self.runHeld(2, on: pool, release: hold, finished: done)
         #expect(pool.idleCount == 0)
         #expect(pool.threadCount == 2)
         hold.signal()

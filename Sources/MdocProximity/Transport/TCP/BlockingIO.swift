@@ -7,7 +7,7 @@ import WalletRuntime
 /// whose work is done waits for the next instead of exiting, up to `keepingIdle` of
 /// them. A loopback session ran four loops, and starting and ending a thread for each
 /// (a clone, a stack mapping, signal-mask and naming calls, the stack's release) was
-/// a fifth of the session (issue 16: 1.92 ms before, 1.50-1.69 ms after). A concurrent
+/// a fifth of the session (issue 16: 1.92 ms before, 1.16-1.64 ms after). A concurrent
 /// libdispatch queue was tried and dropped: its threads came late under the parallel
 /// test run, which took 83 s instead of 49 s (the listener-race test 67 s, not 26 s).
 /// The cooperative pool that runs async code is never used, so a blocked loop never
@@ -16,36 +16,43 @@ final class BlockingIO: Sendable {
     /// The carrier's pool.
     static let shared = BlockingIO(keepingIdle: 8)
 
-    private let idle = LockedBox<[Worker]>([])
-    private let threads = LockedBox(0)
+    /// The parked workers and the number of live threads, under one lock so that the two
+    /// always agree.
+    private struct State {
+        var idle: [Worker] = []
+        var threads = 0
+    }
+    private let state = LockedBox(State())
     private let keepingIdle: Int
 
     init(keepingIdle: Int) { self.keepingIdle = keepingIdle }
 
     /// Runs `work` on a waiting thread, or on a new one when none waits.
     func run(_ work: @escaping @Sendable () -> Void) {
-        if let worker = idle.withLock({ $0.popLast() }) {
-            worker.hand(work)
-        } else {
-            threads.withLock { $0 += 1 }
-            Worker.start(work, pool: self)
+        let parked = state.withLock { state -> Worker? in
+            if let worker = state.idle.popLast() { return worker }
+            state.threads += 1
+            return nil
         }
+        if let parked { parked.hand(work) } else { Worker.start(work, pool: self) }
     }
 
     /// Threads waiting for work now (for tests).
-    var idleCount: Int { idle.withLock { $0.count } }
+    var idleCount: Int { state.withLock { $0.idle.count } }
     /// Threads alive now, working or waiting (for tests).
-    var threadCount: Int { threads.withLock { $0 } }
+    var threadCount: Int { state.withLock { $0.threads } }
 
-    /// A worker that finished asks to wait for more: false when enough already wait.
+    /// A worker that finished asks to wait for more: false (and it is no longer counted)
+    /// when enough already wait.
     fileprivate func park(_ worker: Worker) -> Bool {
-        let parked = idle.withLock { workers in
-            guard workers.count < keepingIdle else { return false }
-            workers.append(worker)
+        state.withLock { state in
+            guard state.idle.count < keepingIdle else {
+                state.threads -= 1
+                return false
+            }
+            state.idle.append(worker)
             return true
         }
-        if !parked { threads.withLock { $0 -= 1 } }
-        return parked
     }
 }
 
