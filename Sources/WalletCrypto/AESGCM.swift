@@ -122,7 +122,10 @@ public enum AESGCM {
         try context.addAAD(aad)
         let length = try cInt(ciphertext.count, .message)
         var failure: CryptoError?
-        let plaintext = [UInt8](unsafeUninitializedCapacity: ciphertext.count) { buffer, initialized in
+        // At least one byte of capacity: `Array(unsafeUninitializedCapacity: 0)` writes the
+        // count of the shared empty-array storage, which ThreadSanitizer reports as a race
+        // between two threads opening empty messages (see Hex).
+        let plaintext = [UInt8](unsafeUninitializedCapacity: max(ciphertext.count, 1)) { buffer, initialized in
             var written: Int32 = 0
             if let input = ciphertext.baseAddress, let output = buffer.baseAddress, !ciphertext.isEmpty,
                EVP_CipherUpdate(context.pointer, output, &written, input, length) != 1 || Int(written) != ciphertext.count {
