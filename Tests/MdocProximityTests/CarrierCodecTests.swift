@@ -202,6 +202,35 @@ struct CarrierCodecTests {
         }
     }
 
+    @Test("NFC tag: arming a new engagement keeps a chained response's GET RESPONSE; leaving the field drops it")
+    func nfcTagRearmMidChain() throws {
+        for leaveField in [false, true] {
+            var tag = NFCTagCore(handover: .staticSelect([0xD1]), maxResponseDataLength: 16)
+            let select = try CommandAPDU(ins: NFCApplication.select, p1: 0x04, data: NFCApplication.mdocDataTransfer).encoded()
+            #expect(tag.handle(select) == .respondAndReport(ResponseAPDU(statusWord: ResponseAPDU.success), .dataTransferSelected))
+            let envelope = try CommandAPDU(ins: NFCDataTransfer.envelope, data: NFCDataTransfer.wrap([0xA0]), le: 256).encoded()
+            #expect(tag.handle(envelope) == .needReply(message: [0xA0]))
+            let answer = Self.bytes(40)
+            var pieces = [tag.provideReply(answer)]
+            if leaveField { tag.deactivate() }
+            tag.arm(.staticSelect([0xD1, 0x01]))
+            let getResponse = try CommandAPDU(ins: NFCDataTransfer.getResponse, le: 256).encoded()
+            while pieces.count < 8, pieces.last.map({ $0.statusWord >> 8 == 0x61 }) == true {
+                guard case .respond(let next) = tag.handle(getResponse) else { Issue.record("not a response"); return }
+                pieces.append(next)
+            }
+            if leaveField {
+                #expect(pieces.count == 2)
+                #expect(pieces.last?.statusWord == ResponseAPDU.conditionsNotSatisfied)
+            } else {
+                var reader = NFCResponseAssembler()
+                var result: [UInt8]?
+                for piece in pieces { if case .message(let message) = try reader.handle(piece) { result = message } }
+                #expect(result == answer)
+            }
+        }
+    }
+
     @Test("the ISO 18013-5 Annex D NFC Handover Select (BLE carrier) is produced byte for byte from its DeviceEngagement and BLE parameters")
     func annexDHandoverSelect() throws {
         let file = "mdoc/annex_d_device_engagement.json"

@@ -287,6 +287,36 @@ struct ProximitySessionTests {
         await manager.closeAll()
     }
 
+    @Test("NFC data transfer: the re-arm after the session ends leaves the rest of the chained response to GET RESPONSE")
+    func nfcDataTransferRearmMidChain() async throws {
+        let fixtures = try await SessionFixtures.make()
+        let manager = MdocEngagementManager(connector: InMemoryTransport.Exchange(),
+                                            nfcSettings: NFCEngagementSettings(offersConnector: false, offersNFCDataTransfer: true))
+        let consent = respond(on: manager, provider: fixtures.provider, choice: .accept)
+        let nfc = try await manager.createEngagement(.nfc, config: testConfig)
+        let id = nfc.id
+        let rearmed = collect(manager.eventHub.engagementEvents) { $0.kind == .nfcEngagement && $0.engagementId != id }
+        // Every GET RESPONSE waits until the session has ended and the tag was armed for
+        // the next engagement: the order a slow reader meets (the tag had dropped the
+        // selection and answered 6985).
+        let channel = HeldGetResponse(tag: manager.nfc) { _ = await rearmed.value }
+        let reader = try MdocReader(connector: NFCReaderConnector(channel: channel), trustAnchors: [fixtures.iaca],
+                                    messageTimeout: hangGuard)
+        try await reader.engage(nfc: manager.nfc)
+        let verified = try await reader.request([SessionFixtures.request()])
+        await consent.value
+        #expect(verified.documents.first?.value(nameSpace: SessionFixtures.nameSpace, identifier: "family_name") == "Doe")
+        #expect(channel.heldCount > 1)
+        // The ended session's link refuses a further message; a tap engages the new engagement.
+        let envelope = try CommandAPDU(ins: NFCDataTransfer.envelope, data: NFCDataTransfer.wrap([0xA0]), le: 256).encoded()
+        #expect(try ResponseAPDU(encoded: await manager.nfc.process(envelope)).statusWord == ResponseAPDU.conditionsNotSatisfied)
+        let next = try #require(await rearmed.value.last).engagementId
+        let armed = try #require(await manager.engagements.first { $0.id == next })
+        let outcome = try await NFCReaderEngagement.engage(over: manager.nfc, request: nil)
+        #expect(outcome.select.encodedBytes == armed.nfcHandoverSelect)
+        await manager.closeAll()
+    }
+
     @Test("negotiated handover: the reader's request picks BLE central client mode, and the session runs over it")
     func negotiatedHandover() async throws {
         let fixtures = try await SessionFixtures.make()
@@ -367,5 +397,29 @@ struct ProximitySessionTests {
         }
         #expect(throws: ProximityError.self) { try ConnectionHandover.parseHandoverSelect([0xd1, 0x02, 0x05]) }
         await manager.closeAll()
+    }
+}
+
+/// A reader's channel to a tag that holds each GET RESPONSE until `release` returns.
+private final class HeldGetResponse: APDUChannel, @unchecked Sendable {
+    private let tag: NFCHostCardEmulation
+    private let release: @Sendable () async -> Void
+    private let lock = NSLock()
+    private var held = 0
+
+    init(tag: NFCHostCardEmulation, release: @escaping @Sendable () async -> Void) {
+        self.tag = tag
+        self.release = release
+    }
+
+    /// How many GET RESPONSE commands were held.
+    var heldCount: Int { lock.withLock { held } }
+
+    func transceive(_ command: [UInt8]) async throws(ProximityError) -> [UInt8] {
+        if command.count > 1, command[1] == NFCDataTransfer.getResponse {
+            lock.withLock { held += 1 }
+            await release()
+        }
+        return await tag.process(command)
     }
 }

@@ -144,9 +144,15 @@ public struct NFCTagCore: Sendable {
     }
 
     /// Arms the tag for a new engagement (the previous one's state is dropped).
+    ///
+    /// A data transfer in progress stays selected, with the rest of a chained response
+    /// still served by GET RESPONSE: the manager re-arms as soon as a session ends, which
+    /// can be before the reader has fetched the last pieces of the final response. Its
+    /// messages go to the link of the session that ended, which refuses them; the reader
+    /// engages again by selecting the NDEF application.
     public mutating func arm(_ handover: Handover) {
         self.handover = handover
-        application = .none
+        if application != .dataTransfer { application = .none }
         selectedFile = nil
         negotiation = .idle
         servedSelect = nil
