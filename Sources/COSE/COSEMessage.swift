@@ -87,7 +87,6 @@ public struct COSEMessageParts: Hashable, Sendable {
     /// passed, so refusing a large structure costs no copy of it.
     init(value: CBOR, tag expectedTag: UInt64, understoodCriticalLabels: Set<COSEHeaderLabel>,
          encodedBytes: ArraySlice<UInt8>? = nil) throws(COSEError) {
-        let what = expectedTag == 18 ? "COSE_Sign1" : "COSE_Mac0"
         var content = value
         var tagged = false
         if case .tagged(let tag, let inner) = value {

@@ -25,7 +25,7 @@ public actor TransferManager {
     private let providerTimeout: Duration
     private var core: HolderSessionCore
     private var receiver: Task<Void, Never>?
-    private var timers: [HolderSessionCore.Timer: Task<Void, Never>] = [:]
+    private var timers: [HolderSessionCore.Timer: WalletTimer] = [:]
     private var ended: [CheckedContinuation<Void, Never>] = []
     private var carrierClosed = false
 
@@ -173,9 +173,8 @@ public actor TransferManager {
                 publish(kind)
             case .startTimer(let timer, let duration, let generation):
                 timers[timer]?.cancel()
-                timers[timer] = Task { [weak self, clock] in
-                    do { try await clock.sleep(for: duration) } catch { return }
-                    await self?.feed(.timerFired(timer, generation: generation))
+                timers[timer] = clock.schedule(after: duration) { [weak self] in
+                    Task { await self?.feed(.timerFired(timer, generation: generation)) }
                 }
             case .cancelTimer(let timer):
                 timers.removeValue(forKey: timer)?.cancel()

@@ -6,17 +6,17 @@ import WalletRuntime
 /// "wait for the next thing" of the carriers: the message queues of the
 /// in-memory and TCP transports and the pending connections of the listeners.
 ///
-/// Each waiter owns its timer: a timer is a task sleeping on the injected
-/// ``WalletClock`` that fails only the waiter it was started for (by id), and it
-/// is cancelled as soon as that waiter is served, so a timer that comes due for
-/// a waiter already served does nothing and nothing outlives the wait.
+/// Each waiter owns its timer: a timer scheduled on the injected ``WalletClock``
+/// that fails only the waiter it was started for (by id), and it is cancelled as
+/// soon as that waiter is served, so a timer that comes due for a waiter already
+/// served does nothing.
 final class Mailbox<Element: Sendable>: Sendable {
     private typealias Continuation = CheckedContinuation<Result<Element, ProximityError>, Never>
 
     private struct Waiter {
         let id: UInt64
         let continuation: Continuation
-        var timer: Task<Void, Never>?
+        var timer: WalletTimer?
     }
 
     private struct State {
@@ -133,8 +133,7 @@ final class Mailbox<Element: Sendable>: Sendable {
                     return
                 }
                 guard let timeout else { return }
-                let timer = Task { [weak self, clock] in
-                    do { try await clock.sleep(for: timeout) } catch { return }   // cancelled: served meanwhile
+                let timer = clock.schedule(after: timeout) { [weak self] in
                     self?.fail(waiter: id, with: .timeout(seconds: timeout.timeInterval))
                 }
                 // The waiter may have been served between registering and here.
