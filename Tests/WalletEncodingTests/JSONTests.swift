@@ -145,6 +145,67 @@ struct JSONTests {
         #expect(text.serialized(sortingMembers: false, escaping: .printable) == "\"a\\\"\\\\\\n\\u001b\\u007f\\u009bé/\"")
     }
 
+    @Test("the byte writer escapes exactly as a scalar-at-a-time reference, for every scalar below U+0800 and beyond")
+    func escapingMatchesScalarReference() {
+        // The reference is the rule itself, one scalar at a time (RFC 8259 §7; `.printable`
+        // adds DEL and C1), so the writer's byte runs and its C2 xx look-ahead are checked at
+        // every boundary: alone, between ASCII, at the start and at the end of a string.
+        func reference(_ text: String, _ escaping: JSONStringEscaping) -> String {
+            var out = "\""
+            for scalar in text.unicodeScalars {
+                switch scalar.value {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0x0A: out += "\\n"
+                case 0x0D: out += "\\r"
+                case 0x09: out += "\\t"
+                case 0x08: out += "\\b"
+                case 0x0C: out += "\\f"
+                case let value where value < 0x20 || (escaping == .printable && (0x7F...0x9F).contains(value)):
+                    out += "\\u00" + (value < 0x10 ? "0" : "") + String(value, radix: 16)
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        var samples = (0..<0x800).compactMap { Unicode.Scalar(UInt32($0)) }
+        samples += [0xFFFD, 0x2028, 0xFEFF, 0x10000, 0x1F600, 0x10FFFF].compactMap { Unicode.Scalar(UInt32($0)) }
+        for escaping in [JSONStringEscaping.minimal, .printable] {
+            let writer = JSONWriter(escaping: escaping)
+            var all = ""
+            var mismatches: [UInt32] = []
+            for scalar in samples {
+                var one = ""
+                one.unicodeScalars.append(scalar)
+                for text in [one, "a" + one, one + "z", "ab" + one + one + "yz"] where writer.string(.string(text)) != reference(text, escaping) {
+                    mismatches.append(scalar.value)
+                }
+                all.unicodeScalars.append(scalar)
+            }
+            #expect(mismatches.isEmpty, "escaped differently: \(mismatches.prefix(8).map { String($0, radix: 16) })")
+            let expected = reference(all, escaping)
+            #expect(writer.utf8(.string(all)) == Array(expected.utf8))
+            var appended = "x"
+            JSONWriter.appendString(all, escaping: escaping, to: &appended)
+            #expect(appended == "x" + expected)
+        }
+    }
+
+    @Test("written bytes and written text agree; sorted members, nesting and numbers")
+    func bytesMatchText() throws {
+        let value: JSONValue = ["z": ["é\u{0}", 1.5, -3, .null, true], "a": ["k": "v", "b": [[:], []]], "m": 1e300, "n": .number(.infinity)]
+        for writer in [JSONWriter(), JSONWriter(sortingMembers: true), JSONWriter(indent: "  "), JSONWriter(sortingMembers: true, escaping: .printable, indent: "\t")] {
+            let text = writer.string(value)
+            #expect(writer.utf8(value) == Array(text.utf8))
+            var prefixed = "["
+            writer.write(value, into: &prefixed)
+            #expect(prefixed == "[" + text)
+        }
+        #expect(value.serializedBytes == Array(value.serialized.utf8))
+        #expect(JSONWriter(sortingMembers: true).string(value) == #"{"a":{"b":[{},[]],"k":"v"},"m":1e+300,"n":null,"z":["é\u0000",1.5,-3,null,true]}"#)
+        #expect(value.serialized == #"{"z":["é\u0000",1.5,-3,null,true],"a":{"k":"v","b":[{},[]]},"m":1e+300,"n":null}"#)
+    }
+
     @Test("pretty output indents and round-trips")
     func pretty() throws {
         let value: JSONValue = ["a": [1, 2], "b": [:], "c": []]
