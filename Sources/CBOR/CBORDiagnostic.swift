@@ -375,9 +375,10 @@ struct DiagnosticPrinter {
 
     /// `h'…'`, the hex digits written straight into the output.
     private mutating func printBytes(_ bytes: ArraySlice<UInt8>) {
-        // The digits are made in a buffer of their own, then appended: 4 bytes per byte.
+        // The digits are made in a buffer of their own, then appended: 4 bytes per byte. No
+        // reserveCapacity here: it reserves exactly what is asked, so one call per byte string
+        // would reallocate the whole output again and again (quadratic in the item count).
         guard !exhausted, spend(read: bytes.count, allocated: 4 * bytes.count + 3) else { return }
-        output.reserveCapacity(output.count + 2 * bytes.count + 3)
         output.append(contentsOf: "h'".utf8)
         Hex.append(bytes, to: &output)
         output.append(UInt8(ascii: "'"))
