@@ -95,8 +95,10 @@ public struct ECPublicKey: Sendable, Equatable, CustomStringConvertible {
     public var x963Representation: [UInt8] { sec1Uncompressed }
 
     /// The DER SubjectPublicKeyInfo (id-ecPublicKey with a named curve, uncompressed point).
+    /// Never throws; written from the curve's fixed prefix and the point (the bytes
+    /// `i2d_PUBKEY` gives, without OpenSSL 3's per-call encoder set-up).
     public var spkiDER: [UInt8] {
-        get throws(CryptoError) { try key.subjectPublicKeyInfoDER() }
+        get throws(CryptoError) { SubjectPublicKeyInfoPrefix.der(of: self) }
     }
 
     /// The PEM "PUBLIC KEY" encoding.

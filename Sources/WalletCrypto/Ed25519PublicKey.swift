@@ -33,9 +33,10 @@ public struct Ed25519PublicKey: Sendable, Equatable, CustomStringConvertible {
         try self.init(rawRepresentation: decoded.rawKey(private: false))
     }
 
-    /// The DER SubjectPublicKeyInfo.
+    /// The DER SubjectPublicKeyInfo. Never throws; written from the fixed RFC 8410 prefix
+    /// and the raw key.
     public var spkiDER: [UInt8] {
-        get throws(CryptoError) { try key.subjectPublicKeyInfoDER() }
+        get throws(CryptoError) { SubjectPublicKeyInfoPrefix.ed25519 + rawRepresentation }
     }
 
     /// Whether `signature` (64 bytes) is a valid Ed25519 signature of `message`.

@@ -75,9 +75,10 @@ public enum PublicKey: Sendable, Equatable {
 /// The DER SubjectPublicKeyInfo of the keys certificates carry almost always: an EC key on
 /// a named curve with an uncompressed point, or an Ed25519 key. Each is a fixed prefix and
 /// a fixed-length key, so these are imported straight from their key bytes (which are then
-/// validated as any point or raw key is); OpenSSL 3's generic SPKI decoder sets up a
-/// decoder context per call, which costs more than an ECDSA verification. Anything else
-/// (compressed points, explicit parameters, other key types) takes the generic decoder.
+/// validated as any point or raw key is), and the SDK's own keys are exported the same way;
+/// OpenSSL 3's generic SPKI decoder and encoder set up a context per call, which costs more
+/// than an ECDSA verification. Anything else read (compressed points, explicit parameters,
+/// other key types) takes the generic decoder.
 enum SubjectPublicKeyInfoPrefix {
     /// `SEQUENCE { SEQUENCE { id-ecPublicKey, <curve OID> }, BIT STRING (0 unused bits) }`
     /// up to the point, per curve (RFC 5480 §2); the point follows.
@@ -91,6 +92,13 @@ enum SubjectPublicKeyInfoPrefix {
     ]
     /// `SEQUENCE { SEQUENCE { id-Ed25519 }, BIT STRING (0 unused bits) }` (RFC 8410 §4).
     static let ed25519: [UInt8] = [0x30, 0x2A, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x03, 0x21, 0x00]
+
+    /// The DER SubjectPublicKeyInfo of `key`: its curve's prefix, then the uncompressed point.
+    static func der(of key: ECPublicKey) -> [UInt8] {
+        // Every supported curve has a prefix; the table is indexed by what `ECCurve` can be.
+        let prefix = ec.first { $0.curve == key.curve }?.prefix ?? []
+        return prefix + key.sec1Uncompressed
+    }
 
     /// The key of `der` when it is one of the fixed forms above (whole input, nothing after
     /// it) and valid; nil otherwise, and then the generic decoder decides, so an invalid key

@@ -59,6 +59,8 @@ struct ECKeyTests {
             let spki = try key.spkiDER
             let prefix = try #require(SubjectPublicKeyInfoPrefix.ec.first { $0.curve == curve }?.prefix)
             #expect(spki == prefix + key.sec1Uncompressed, "\(curve)")
+            // The export from the fixed prefix is OpenSSL's own encoding (i2d_PUBKEY), byte for byte.
+            #expect(try key.key.subjectPublicKeyInfoDER() == spki, "\(curve)")
             #expect(SubjectPublicKeyInfoPrefix.importKnown(spki) == .ec(key))
             // The same form with a point off the curve: left to the generic decoder, which refuses it.
             var offCurve = spki
@@ -73,9 +75,25 @@ struct ECKeyTests {
         let edKey = try Ed25519PrivateKey.generate().publicKey
         let edSPKI = try edKey.spkiDER
         #expect(edSPKI == SubjectPublicKeyInfoPrefix.ed25519 + edKey.rawRepresentation)
+        #expect(try edKey.key.subjectPublicKeyInfoDER() == edSPKI)
         #expect(SubjectPublicKeyInfoPrefix.importKnown(edSPKI) == .ed25519(edKey))
         // An EC key asked of an Ed25519 SPKI is still the type error.
         #expect(throws: CryptoError.unsupportedKey(expected: .ec)) { try ECPublicKey(spkiDER: edSPKI) }
+    }
+
+    @Test("a key pair's public point, read once as an encoded point, is the key's qx and qy on every curve")
+    func publicPointOfKeyPair() throws {
+        for curve in ECCurve.allCases {
+            for key in [try ECPrivateKey.generate(curve: curve),
+                        try ECPrivateKey(rawRepresentation: ECPrivateKey.generate(curve: curve).rawScalar(), curve: curve)] {
+                let n = curve.coordinateByteCount
+                #expect(key.publicKey.x == (try key.key.integerParameter("qx", width: n)), "\(curve)")
+                #expect(key.publicKey.y == (try key.key.integerParameter("qy", width: n)), "\(curve)")
+                // The public key's own key object verifies what the pair signs.
+                let message = Array("public point".utf8)
+                #expect(key.publicKey.isValidSignature(try key.signature(for: message), for: message))
+            }
+        }
     }
 
     @Test("SPKI, PEM, PKCS#8 and raw-scalar exports round trip on every curve")
