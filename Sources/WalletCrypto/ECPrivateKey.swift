@@ -52,8 +52,16 @@ public struct ECPrivateKey: Sendable, CustomStringConvertible, CustomDebugString
         let n = curve.coordinateByteCount
         self.key = key
         self.curve = curve
-        self.publicKey = try ECPublicKey(
-            x: key.integerParameter("qx", width: n), y: key.integerParameter("qy", width: n), curve: curve)
+        // One encoded-point read is one affine conversion in libcrypto; reading `qx` and `qy`
+        // as integers converted twice (a third of a key generation). The public key gets a
+        // key object of its own, without the private scalar, as any imported point does.
+        let point = try key.octetParameter("encoded-pub-key", maxLength: 1 + 2 * n)
+        if point.count == 1 + 2 * n, point[0] == 0x04 {
+            self.publicKey = try ECPublicKey(x963Representation: point, curve: curve)
+        } else {
+            self.publicKey = try ECPublicKey(
+                x: key.integerParameter("qx", width: n), y: key.integerParameter("qy", width: n), curve: curve)
+        }
     }
 
     /// EXPORTS SECRET KEY MATERIAL: the private scalar d as `curve.coordinateByteCount` bytes.

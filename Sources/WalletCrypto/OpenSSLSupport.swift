@@ -178,6 +178,18 @@ extension EVPKey {
         return output
     }
 
+    /// An octet-string parameter of the key (such as an EC key's `encoded-pub-key`), at most
+    /// `maxLength` bytes.
+    func octetParameter(_ name: String, maxLength: Int) throws(CryptoError) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: maxLength)
+        var length = 0
+        guard EVP_PKEY_get_octet_string_param(pointer, name, &output, output.count, &length) == 1, length <= maxLength else {
+            ERR_clear_error()
+            throw backendError(.keyExport)
+        }
+        return Array(output.prefix(length))
+    }
+
     /// The raw public or private key bytes of an Ed25519 key.
     func rawKey(private isPrivate: Bool) throws(CryptoError) -> [UInt8] {
         var length = 0
