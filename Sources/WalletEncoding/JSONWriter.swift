@@ -127,6 +127,17 @@ public struct JSONWriter: Sendable {
         output.append(contentsOf: text.utf8)
     }
 
+    /// Nonzero when some byte of `word` is zero (exact for the zero test: a borrow only
+    /// propagates past a byte that is itself zero).
+    private static func hasZeroByte(_ word: UInt64) -> UInt64 {
+        (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
+    }
+
+    /// Nonzero when some byte of `word` is below 0x20 (bytes at or above 0x80 never count).
+    private static func hasByteBelow0x20(_ word: UInt64) -> UInt64 {
+        (word &- 0x2020_2020_2020_2020) & ~word & 0x8080_8080_8080_8080
+    }
+
     /// Appends `text` as a quoted JSON string.
     public static func appendString(_ text: String, escaping: JSONStringEscaping, to output: inout String) {
         var bytes: [UInt8] = []
@@ -146,6 +157,18 @@ public struct JSONWriter: Sendable {
             var run = 0
             var index = 0
             while index < bytes.count {
+                // Eight bytes at a time while none can need an escape: no byte below 0x20, no
+                // '"' or '\\', and (for `.printable`) none at or above 0x7F, whose DEL and C2 xx
+                // the byte loop below decides.
+                while bytes.count - index >= 8 {
+                    let word = UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self)
+                    let suspect = Self.hasByteBelow0x20(word) | Self.hasZeroByte(word ^ 0x2222_2222_2222_2222)
+                        | Self.hasZeroByte(word ^ 0x5C5C_5C5C_5C5C_5C5C)
+                        | (printable ? (word | (word &+ 0x0101_0101_0101_0101)) & 0x8080_8080_8080_8080 : 0)
+                    guard suspect == 0 else { break }
+                    index += 8
+                }
+                guard index < bytes.count else { break }
                 let byte = bytes[index]
                 var escapedLength = 0
                 if byte == 0x22 || byte == 0x5C || byte < 0x20 || (printable && byte == 0x7F) {

@@ -182,6 +182,15 @@ struct JSONTests {
                 }
                 all.unicodeScalars.append(scalar)
             }
+            // The same scalars at every offset of an 8-byte word and across two words, so that
+            // the word-at-a-time scan stops exactly where the byte loop must take over.
+            for value in [0x00, 0x1F, 0x20, 0x21, 0x22, 0x5B, 0x5C, 0x5D, 0x7E, 0x7F, 0x80, 0x9F, 0xA0, 0x100, 0x7FF, 0xFFFD, 0x1F600] {
+                let one = String(Character(Unicode.Scalar(UInt32(value))!))
+                for offset in 0..<17 {
+                    let text = String(repeating: "x", count: offset) + one + String(repeating: "y", count: 9) + one
+                    if writer.string(.string(text)) != reference(text, escaping) { mismatches.append(UInt32(value)) }
+                }
+            }
             #expect(mismatches.isEmpty, "escaped differently: \(mismatches.prefix(8).map { String($0, radix: 16) })")
             let expected = reference(all, escaping)
             #expect(writer.utf8(.string(all)) == Array(expected.utf8))
