@@ -111,11 +111,13 @@ public enum ECCurve: String, Sendable, CaseIterable {
     }
 
     /// Imports a private scalar `d` (exactly `coordinateByteCount` bytes, 0 < d < n), computing
-    /// the public point d·G with `EC_POINT_mul`. Returns the key pair.
-    func importPrivateScalar(_ scalar: [UInt8]) throws(CryptoError) -> EVPKey {
+    /// the public point d·G with `EC_POINT_mul`. Returns the key pair and that point
+    /// (uncompressed).
+    func importPrivateScalar(_ scalar: [UInt8]) throws(CryptoError) -> (key: EVPKey, point: [UInt8]) {
         guard scalar.count == coordinateByteCount else { throw .invalidLength(.ecPrivateScalar(self), actual: scalar.count) }
-        guard let group = EC_GROUP_new_by_curve_name(nid) else { throw backendError(.keyImport) }
-        defer { EC_GROUP_free(group) }
+        // The curve's group is built once (a fifth of an import when built per call); libcrypto
+        // only reads it here (`const EC_GROUP *`), so one group serves every thread.
+        guard let group = CurveGroup.group(for: self)?.pointer else { throw backendError(.keyImport) }
         guard let order = EC_GROUP_get0_order(group) else { throw backendError(.keyImport) }
         guard let bnContext = BN_CTX_secure_new() else { throw backendError(.keyImport) }
         defer { BN_CTX_free(bnContext) }
@@ -146,7 +148,7 @@ public enum ECCurve: String, Sendable, CaseIterable {
             }
         }
         guard let imported else { throw backendError(.keyImport) }
-        return EVPKey(taking: imported)
+        return (EVPKey(taking: imported), encoded)
     }
 
     /// Generates a fresh key pair on this curve.
@@ -160,6 +162,30 @@ public enum ECCurve: String, Sendable, CaseIterable {
             throw backendError(.keyGeneration)
         }
         return EVPKey(taking: generated)
+    }
+}
+
+/// A curve's `EC_GROUP`, built once and never freed (three per process), for the
+/// computations libcrypto only offers on a group (d·G of an imported private scalar).
+final class CurveGroup: @unchecked Sendable {
+    /// The group; libcrypto takes it as `const` in every call the SDK makes with it.
+    let pointer: OpaquePointer
+
+    private init?(_ curve: ECCurve) {
+        guard let group = EC_GROUP_new_by_curve_name(curve.nid) else { return nil }
+        pointer = group
+    }
+
+    private static let p256 = CurveGroup(.p256)
+    private static let p384 = CurveGroup(.p384)
+    private static let p521 = CurveGroup(.p521)
+
+    static func group(for curve: ECCurve) -> CurveGroup? {
+        switch curve {
+        case .p256: p256
+        case .p384: p384
+        case .p521: p521
+        }
     }
 }
 

@@ -22,7 +22,12 @@ public struct ECPrivateKey: Sendable, CustomStringConvertible, CustomDebugString
     /// Imports the private scalar d: exactly `curve.coordinateByteCount` big-endian bytes with
     /// 0 < d < n. The public key is computed from it.
     public init(rawRepresentation scalar: [UInt8], curve: ECCurve) throws(CryptoError) {
-        try self.init(key: curve.importPrivateScalar(scalar), curve: curve)
+        let (key, point) = try curve.importPrivateScalar(scalar)
+        // The point d·G was just computed from the scalar: import it as the public key
+        // rather than read it back from the key pair.
+        self.key = key
+        self.curve = curve
+        self.publicKey = try ECPublicKey(x963Representation: point, curve: curve)
     }
 
     /// Same as `init(rawRepresentation:curve:)`.
