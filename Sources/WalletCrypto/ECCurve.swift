@@ -153,10 +153,24 @@ public enum ECCurve: String, Sendable, CaseIterable {
 
     /// Generates a fresh key pair on this curve.
     func generateKey() throws(CryptoError) -> EVPKey {
+        // From the curve's parameters-only key when there is one: the generation copies its
+        // group, where a group name makes libcrypto build the group afresh (its Montgomery
+        // set-up most) on every key.
+        if let template = CurveParameters.key(for: self),
+           let context = EVP_PKEY_CTX_new_from_pkey(nil, template.pointer, nil) {
+            defer { EVP_PKEY_CTX_free(context) }
+            guard EVP_PKEY_keygen_init(context) == 1 else { throw backendError(.keyGeneration) }
+            return try generate(with: context)
+        }
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw backendError(.keyGeneration) }
         defer { EVP_PKEY_CTX_free(context) }
         guard EVP_PKEY_keygen_init(context) == 1 else { throw backendError(.keyGeneration) }
         guard EVP_PKEY_CTX_set_group_name(context, groupName) == 1 else { throw backendError(.keyGeneration) }
+        return try generate(with: context)
+    }
+
+    /// Runs a prepared key-generation context.
+    private func generate(with context: OpaquePointer) throws(CryptoError) -> EVPKey {
         var generated: OpaquePointer? = nil
         guard EVP_PKEY_generate(context, &generated) == 1, let generated else {
             throw backendError(.keyGeneration)

@@ -84,9 +84,12 @@ struct ECKeyTests {
     @Test("a key pair's public point, read once as an encoded point, is the key's qx and qy on every curve")
     func publicPointOfKeyPair() throws {
         for curve in ECCurve.allCases {
+            // Generated from the curve's shared parameters, each key is fresh.
+            #expect(try ECPrivateKey.generate(curve: curve).rawScalar() != ECPrivateKey.generate(curve: curve).rawScalar())
             for key in [try ECPrivateKey.generate(curve: curve),
                         try ECPrivateKey(rawRepresentation: ECPrivateKey.generate(curve: curve).rawScalar(), curve: curve)] {
                 let n = curve.coordinateByteCount
+                #expect(try ECCurve(of: key.key) == curve)
                 #expect(key.publicKey.x == (try key.key.integerParameter("qx", width: n)), "\(curve)")
                 #expect(key.publicKey.y == (try key.key.integerParameter("qy", width: n)), "\(curve)")
                 // The public key's own key object verifies what the pair signs.
