@@ -117,7 +117,7 @@ public enum ECCurve: String, Sendable, CaseIterable {
         guard scalar.count == coordinateByteCount else { throw .invalidLength(.ecPrivateScalar(self), actual: scalar.count) }
         // The curve's group is built once (a fifth of an import when built per call); libcrypto
         // only reads it here (`const EC_GROUP *`), so one group serves every thread.
-        guard let group = CurveGroup.group(for: self)?.pointer else { throw backendError(.keyImport) }
+        guard let group = CurveParameters.group(for: self) else { throw backendError(.keyImport) }
         guard let order = EC_GROUP_get0_order(group) else { throw backendError(.keyImport) }
         guard let bnContext = BN_CTX_secure_new() else { throw backendError(.keyImport) }
         defer { BN_CTX_free(bnContext) }
@@ -179,44 +179,36 @@ public enum ECCurve: String, Sendable, CaseIterable {
     }
 }
 
-/// A curve's `EC_GROUP`, built once and never freed (three per process), for the
-/// computations libcrypto only offers on a group (d·G of an imported private scalar).
-final class CurveGroup: @unchecked Sendable {
-    /// The group; libcrypto takes it as `const` in every call the SDK makes with it.
-    let pointer: OpaquePointer
+/// What the SDK builds once per curve (three per process, never freed): a parameters-only
+/// key (the group, no point), which imported public points and generated keys start from,
+/// and the curve's `EC_GROUP`, for d·G of an imported private scalar (libcrypto takes the
+/// group as `const` in every call the SDK makes with it, so one serves every thread).
+final class CurveParameters: @unchecked Sendable {
+    private let key: EVPKey?
+    private let group: OpaquePointer?
 
-    private init?(_ curve: ECCurve) {
-        guard let group = EC_GROUP_new_by_curve_name(curve.nid) else { return nil }
-        pointer = group
+    private init(_ curve: ECCurve) {
+        key = Self.make(curve)
+        group = EC_GROUP_new_by_curve_name(curve.nid)
     }
 
-    private static let p256 = CurveGroup(.p256)
-    private static let p384 = CurveGroup(.p384)
-    private static let p521 = CurveGroup(.p521)
+    private static let p256 = CurveParameters(.p256)
+    private static let p384 = CurveParameters(.p384)
+    private static let p521 = CurveParameters(.p521)
 
-    static func group(for curve: ECCurve) -> CurveGroup? {
+    private static func of(_ curve: ECCurve) -> CurveParameters {
         switch curve {
         case .p256: p256
         case .p384: p384
         case .p521: p521
         }
     }
-}
 
-/// A parameters-only EC key per curve (the group, no point), built once: imported public
-/// points start from a copy of it.
-enum CurveParameters {
-    private static let p256 = make(.p256)
-    private static let p384 = make(.p384)
-    private static let p521 = make(.p521)
+    /// The curve's parameters-only key.
+    static func key(for curve: ECCurve) -> EVPKey? { of(curve).key }
 
-    static func key(for curve: ECCurve) -> EVPKey? {
-        switch curve {
-        case .p256: p256
-        case .p384: p384
-        case .p521: p521
-        }
-    }
+    /// The curve's group.
+    static func group(for curve: ECCurve) -> OpaquePointer? { of(curve).group }
 
     private static func make(_ curve: ECCurve) -> EVPKey? {
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
