@@ -63,6 +63,52 @@ struct TransportTests {
         await #expect(throws: ProximityError.connectionClosed) { try await listener.accept(timeout: hangGuard) }
     }
 
+    @Test("TCP frames sent at once by several tasks arrive whole, each task's in its order, after a send buffer fills")
+    func tcpConcurrentSenders() async throws {
+        let senders = 8, frames = 15, size = 256 * 1024
+        // The receiving side takes frames of `size` at most, so that bytes of a broken
+        // stream read as a length mostly fail at once.
+        let listener = try privateTCPListener(maxMessageSize: size)
+        let address = try #require(listener.endpoint.tcpAddress)
+        async let accepted = listener.accept(timeout: hangGuard)
+        let client = try await TCPTransport.connect(host: address.host, port: address.port)
+        let server = try await accepted
+        // 256 KiB frames fill a loopback send buffer, so writes end part-way and the rest
+        // is queued; a frame is one byte, its sender's tag and its index, repeated.
+        let sending = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for tag in 0..<senders {
+                    group.addTask {
+                        for index in 0..<frames {
+                            try await client.send([UInt8](repeating: UInt8(tag << 4 | index), count: size))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        // Once every frame is written the client closes: a broken stream then ends in an
+        // error rather than a receive waiting for a body that never comes.
+        let closing = Task {
+            _ = await sending.result
+            await client.close()
+        }
+        var next = [Int](repeating: 0, count: senders)
+        for _ in 0..<(senders * frames) {
+            let frame = try await server.receive(timeout: hangGuard)
+            let first = try #require(frame.first)
+            #expect(frame.count == size)
+            #expect(frame.allSatisfy { $0 == first }, "bytes of two frames interleaved")
+            let (tag, index) = (Int(first >> 4), Int(first & 0x0f))
+            #expect(index == next[tag], "sender \(tag)'s frames out of order")
+            next[tag] = index + 1
+        }
+        try await sending.value
+        await closing.value
+        #expect(next == [Int](repeating: frames, count: senders))
+        await server.close(); await listener.close()
+    }
+
     @Test("a TCP frame announcing more than the limit is rejected before allocation")
     func tcpOversized() async throws {
         let listener = try privateTCPListener(maxMessageSize: 1024)

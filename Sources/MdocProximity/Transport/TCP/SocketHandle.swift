@@ -169,25 +169,52 @@ final class SocketHandle: Sendable {
     }
 
     /// Writes every byte (after a shutdown: connection closed).
-    func writeAll(_ bytes: [UInt8]) -> Result<Void, ProximityError> {
+    func writeAll(_ bytes: ArraySlice<UInt8>) -> Result<Void, ProximityError> {
         if isShutDown { return .failure(.connectionClosed) }
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                #if canImport(Glibc)
-                send(fd, raw.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_NOSIGNAL))
-                #else
-                send(fd, raw.baseAddress.map { $0 + offset }, bytes.count - offset, 0)
-                #endif
-            }
+            let n = bytes.withUnsafeBytes { raw in sysSend(fd, raw.baseAddress.map { $0 + offset }, bytes.count - offset, 0) }
             if n < 0 {
                 if errno == EINTR { continue }
-                return .failure(errno == EPIPE || errno == ECONNRESET || isShutDown ? .connectionClosed : Self.failure(.send))
+                return .failure(sendFailure())
             }
             offset += n
         }
         return .success(())
     }
+
+    /// Writes what the socket's send buffer takes now, without waiting for room: the
+    /// count written (zero when the buffer is full), or the failure. Never blocks, so a
+    /// caller may hold a lock across it.
+    func writeWithoutBlocking(_ bytes: [UInt8]) -> Result<Int, ProximityError> {
+        if isShutDown { return .failure(.connectionClosed) }
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                sysSend(fd, raw.baseAddress.map { $0 + offset }, bytes.count - offset, Int32(MSG_DONTWAIT))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { break }
+                return .failure(sendFailure())
+            }
+            offset += n
+        }
+        return .success(offset)
+    }
+
+    private func sendFailure() -> ProximityError {
+        errno == EPIPE || errno == ECONNRESET || isShutDown ? .connectionClosed : Self.failure(.send)
+    }
+}
+
+/// `send(2)` that never raises SIGPIPE (Linux: per call; Darwin: `SO_NOSIGPIPE` at creation).
+@inline(__always) private func sysSend(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int, _ flags: Int32) -> Int {
+    #if canImport(Glibc)
+    send(fd, buffer, count, flags | Int32(MSG_NOSIGNAL))
+    #else
+    send(fd, buffer, count, flags)
+    #endif
 }
 
 // Module-qualified names clash with methods of the same name; these route to libc.

@@ -9,8 +9,11 @@ import WalletRuntime
 /// standard readers ignore, and nothing in the SDK uses it unless asked to.
 ///
 /// A read loop on ``BlockingIO`` reads frames into a ``Mailbox``, so no cooperative
-/// thread blocks on the socket; writes run on a serial queue. The descriptor is shared
-/// by the two and closed by whichever lets go last (see ``SocketHandle``).
+/// thread blocks on the socket. A frame is written by the sending task itself when the
+/// socket's buffer takes all of it at once (the usual case), and otherwise by a serial
+/// queue, which then also takes every later frame until it has caught up, so frames keep
+/// their order. The descriptor is shared by the reader and the writer and closed by
+/// whichever lets go last (see ``SocketHandle``).
 public final class TCPTransport: MdocTransport {
     /// The largest message accepted unless configured otherwise (16 MiB).
     public static let defaultMaxMessageSize = 16 * 1024 * 1024
@@ -19,7 +22,23 @@ public final class TCPTransport: MdocTransport {
     private let inbox: Mailbox<[UInt8]>
     private let writer = DispatchQueue(label: "MdocProximity.TCPTransport.write")
     private let maxMessageSize: Int
-    private let closed = LockedBox(false)
+    private let writing = LockedBox(WriteState())
+
+    /// Whether the transport was closed, and how many frames wait for the writer queue.
+    /// A direct write happens under this lock, so a close cannot release the writer's
+    /// ownership of the descriptor during it, and only while nothing waits, so it cannot
+    /// overtake an earlier frame.
+    private struct WriteState {
+        var closed = false
+        var queued = 0
+    }
+
+    /// What a send does after trying the socket directly.
+    private enum DirectWrite {
+        case done
+        case failed(ProximityError)
+        case queued(QueuedWrite)
+    }
 
     /// Takes over `socket` (the caller's ownership becomes the writer's).
     init(socket: SocketHandle, maxMessageSize: Int, clock: any WalletClock) {
@@ -75,14 +94,39 @@ public final class TCPTransport: MdocTransport {
         guard message.count <= maxMessageSize else {
             throw .messageTooLarge(size: message.count, limit: maxMessageSize)
         }
-        // Closed here, or the peer ended the stream (the read loop saw its end).
-        guard !closed.withLock({ $0 }), !inbox.isFinished else { throw .connectionClosed }
+        // The peer ended the stream (the read loop saw its end).
+        guard !inbox.isFinished else { throw .connectionClosed }
         let length = UInt32(message.count)
-        let frame = [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)] + message
-        let result: Result<Void, ProximityError> = await withCheckedContinuation { continuation in
-            writer.async { [socket] in continuation.resume(returning: socket.writeAll(frame)) }
+        var frame = [UInt8]()
+        frame.reserveCapacity(4 + message.count)
+        frame.append(contentsOf: [UInt8(length >> 24), UInt8(length >> 16 & 0xff), UInt8(length >> 8 & 0xff), UInt8(length & 0xff)])
+        frame.append(contentsOf: message)
+        // Deciding, writing directly and queueing all happen under the lock, so frames
+        // reach the queue in the order they took the lock.
+        let direct = writing.withLock { state -> DirectWrite in
+            guard !state.closed else { return .failed(.connectionClosed) }
+            var rest = frame[...]
+            if state.queued == 0 {
+                switch socket.writeWithoutBlocking(frame) {
+                case .failure(let error): return .failed(error)
+                case .success(let written) where written == frame.count: return .done
+                case .success(let written): rest = frame[written...]
+                }
+            }
+            state.queued += 1
+            let outcome = QueuedWrite()
+            writer.async { [socket, writing, rest] in
+                let result = socket.writeAll(rest)
+                writing.withLock { $0.queued -= 1 }
+                outcome.deliver(result)
+            }
+            return .queued(outcome)
         }
-        try result.get()
+        switch direct {
+        case .done: return
+        case .failed(let error): throw error
+        case .queued(let outcome): try await outcome.result().get()
+        }
     }
 
     /// The next frame.
@@ -98,9 +142,9 @@ public final class TCPTransport: MdocTransport {
     }
 
     private func shutDownAndRelease() {
-        let first = closed.withLock { closed -> Bool in
-            defer { closed = true }
-            return !closed
+        let first = writing.withLock { state -> Bool in
+            defer { state.closed = true }
+            return !state.closed
         }
         guard first else { return }
         socket.shutdown()
@@ -128,6 +172,39 @@ public final class TCPTransport: MdocTransport {
             case .failed(let error): inbox.finish(error); return
             case .done: guard inbox.push(body) else { return }
             }
+        }
+    }
+}
+
+/// The outcome of a frame left to the writer queue, handed to the sending task once written.
+private final class QueuedWrite: Sendable {
+    private struct State {
+        var result: Result<Void, ProximityError>?
+        var waiter: CheckedContinuation<Result<Void, ProximityError>, Never>?
+    }
+    private let state = LockedBox(State())
+
+    /// Called once, by the writer queue.
+    func deliver(_ result: Result<Void, ProximityError>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Result<Void, ProximityError>, Never>? in
+            guard let waiter = state.waiter else {
+                state.result = result
+                return nil
+            }
+            return waiter
+        }
+        waiter?.resume(returning: result)
+    }
+
+    /// Waits for the write (as a write before it did, not cut short by cancellation).
+    func result() async -> Result<Void, ProximityError> {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Result<Void, ProximityError>? in
+                if let result = state.result { return result }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
         }
     }
 }
