@@ -6,9 +6,11 @@ import MdocProximity
 import WalletCrypto
 
 /// The `proximity` case: one full QR session, holder and reader in this process, an
-/// mDL with a 50 KB portrait, over TCP on 127.0.0.1 (the SDK's test carrier) and over
+/// mDL with a 50 KB portrait, over TCP on 127.0.0.1 (the SDK's test carrier), over
 /// the simulated BLE GATT link (the ISO carrier's state machines, values of MTU − 3
-/// bytes); each compared with the bare OpenSSL operations the session needs.
+/// bytes) and over the in-memory carrier (no socket and no carrier thread: what the
+/// session engine costs by itself); each compared with the bare OpenSSL operations the
+/// session needs.
 enum ProximityBenchmark {
     static let docType = "org.iso.18013.5.1.mDL"
     static let nameSpace = "org.iso.18013.5.1"
@@ -20,7 +22,25 @@ enum ProximityBenchmark {
         let deviceKey: ECPrivateKey
     }
 
-    enum Carrier: String { case tcp, ble }
+    enum Carrier: String {
+        case tcp, ble, memory
+
+        var title: String {
+            switch self {
+            case .tcp: "TCP loopback (not an ISO carrier)"
+            case .ble: "simulated BLE GATT, MTU 185"
+            case .memory: "the in-memory carrier (engine only)"
+            }
+        }
+
+        var rowName: String {
+            switch self {
+            case .tcp: "whole QR session, TCP loopback"
+            case .ble: "whole QR session, simulated BLE"
+            case .memory: "whole QR session, in-memory carrier"
+            }
+        }
+    }
 
     static func run(iterations: Int, python: String?) throws -> [BenchRow] {
         let fixture = try blocking { try await makeFixture() }
@@ -28,7 +48,7 @@ enum ProximityBenchmark {
         detail("proximity: one QR session (mDL, \(portraitSize)-byte portrait), \(sessions) sessions per carrier, median per session")
         var responseBytes = 0
         var results: [(Carrier, Double)] = []
-        for carrier in [Carrier.tcp, .ble] {
+        for carrier in [Carrier.tcp, .ble, .memory] {
             // Warm-up session (thread pools, first sockets).
             responseBytes = try blocking { try await session(fixture, carrier: carrier) }
             let elapsed = try medianSeconds(iterations: sessions) {
@@ -38,13 +58,12 @@ enum ProximityBenchmark {
         }
         let floor = try cryptoFloor(fixture: fixture, responseBytes: responseBytes, iterations: max(sessions, 20))
         for (carrier, elapsed) in results {
-            let name = carrier == .tcp ? "TCP loopback (not an ISO carrier)" : "simulated BLE GATT, MTU 185"
-            detail(String(format: "  full session over %@ %8.2f ms  (%.2fx the crypto floor)", name, elapsed * 1000, elapsed / floor))
+            detail(String(format: "  full session over %@ %8.2f ms  (%.2fx the crypto floor)", carrier.title, elapsed * 1000, elapsed / floor))
         }
         detail(String(format: "  crypto floor (2 keygen, 2 ECDH, 4 HKDF, AES-GCM of %d B, 1 sign, 3 verify, SHA-256) %8.2f ms",
                      responseBytes, floor * 1000))
         return results.map { carrier, elapsed in
-            BenchRow(suite: "proximity", name: carrier == .tcp ? "whole QR session, TCP loopback" : "whole QR session, simulated BLE",
+            BenchRow(suite: "proximity", name: carrier.rowName,
                      sdkSeconds: elapsed, floorSeconds: floor, floorName: "the session's crypto",
                      targetRatio: carrier == .tcp ? 2.0 : nil)
         }
@@ -86,6 +105,9 @@ enum ProximityBenchmark {
             let air = SimulatedBLEAir(mtu: 185)
             holderConnector = BLEConnector(party: .mdoc, modes: [.peripheralServer]) { air.makeRadio() }
             readerConnector = BLEConnector(party: .reader, modes: [.peripheralServer]) { air.makeRadio() }
+        case .memory:
+            holderConnector = InMemoryTransport.Exchange()
+            readerConnector = holderConnector
         }
         let manager = MdocEngagementManager(connector: holderConnector)
         let qr = try await manager.createEngagement(.qr)
