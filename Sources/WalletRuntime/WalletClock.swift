@@ -55,17 +55,29 @@ public struct SystemClock: WalletClock {
     }
 
     /// `action` on `queue` once `duration` has passed, unless cancelled first.
+    ///
+    /// A timer source, not `asyncAfter` with a cancelled work item: libdispatch keeps such
+    /// an item, and everything its block holds, until its deadline, so a 30-second message
+    /// timeout cancelled at once still held about 1 KB for 30 seconds (200,000 of them:
+    /// 194 MB resident against 25 MB with sources). Cancelling a source unregisters it.
     static func schedule(after duration: Duration, on queue: DispatchQueue,
                          _ action: @escaping @Sendable () -> Void) -> WalletTimer {
-        let item = ScheduledItem(DispatchWorkItem(block: action))
-        queue.asyncAfter(deadline: deadline(after: duration), execute: item.item)
-        return WalletTimer { item.item.cancel() }
+        let timer = ScheduledSource(DispatchSource.makeTimerSource(queue: queue))
+        timer.source.schedule(deadline: deadline(after: duration))
+        // Firing cancels the source too, which releases this handler (and its capture of
+        // the source) once it has run.
+        timer.source.setEventHandler {
+            timer.source.cancel()
+            action()
+        }
+        timer.source.resume()
+        return WalletTimer { timer.source.cancel() }
     }
 
-    /// A work item shared with its timer (libdispatch's work items are thread-safe).
-    private struct ScheduledItem: @unchecked Sendable {
-        let item: DispatchWorkItem
-        init(_ item: DispatchWorkItem) { self.item = item }
+    /// A timer source shared with its timer (libdispatch's sources are thread-safe).
+    private struct ScheduledSource: @unchecked Sendable {
+        let source: any DispatchSourceTimer
+        init(_ source: any DispatchSourceTimer) { self.source = source }
     }
 
     /// `now + duration` on the monotonic clock; never for a duration past a century, at

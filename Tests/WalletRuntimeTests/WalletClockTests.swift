@@ -35,6 +35,19 @@ private final class Calls: @unchecked Sendable {
     }
 }
 
+/// Tells whether a payload captured by a timer's action was released.
+private final class ReleaseProbe: @unchecked Sendable {
+    private let lock = NSLock()
+    private var flag = false
+    var released: Bool { lock.withLock { flag } }
+
+    final class Payload: Sendable {
+        let probe: ReleaseProbe
+        init(_ probe: ReleaseProbe) { self.probe = probe }
+        deinit { probe.lock.withLock { probe.flag = true } }
+    }
+}
+
 @Suite("WalletClock timers")
 struct WalletClockTests {
     @Test("SystemClock.schedule calls its action once; a timer cancelled before it is due never calls it")
@@ -58,6 +71,35 @@ struct WalletClockTests {
         #expect(calls.recorded.last == "global")
         queue.sync {}   // anything still queued has run
         #expect(!calls.recorded.contains("cancelled"))
+    }
+
+    @Test("a cancelled SystemClock timer lets go of its action at once, not at its deadline an hour later")
+    func cancelledTimerReleasesAction() async {
+        let probe = ReleaseProbe()
+        let timer: WalletTimer
+        do {
+            let payload = ReleaseProbe.Payload(probe)
+            timer = SystemClock.schedule(after: .seconds(3600), on: .global()) { _ = payload }
+        }
+        #expect(!probe.released)
+        timer.cancel()
+        // Releasing follows the cancel on a libdispatch thread; the wait only paces the
+        // checks (up to a minute, a hang guard), the outcome is the flag's.
+        for _ in 0..<60_000 where !probe.released { try? await Task.sleep(for: .milliseconds(1)) }
+        #expect(probe.released, "the cancelled timer still holds its action")
+    }
+
+    @Test("a SystemClock timer that fired lets go of its action")
+    func firedTimerReleasesAction() async {
+        let probe = ReleaseProbe()
+        let calls = Calls()
+        do {
+            let payload = ReleaseProbe.Payload(probe)
+            _ = SystemClock.schedule(after: .zero, on: .global()) { _ = payload; calls.record("fired") }
+        }
+        await calls.wait(for: 1)
+        for _ in 0..<60_000 where !probe.released { try? await Task.sleep(for: .milliseconds(1)) }
+        #expect(probe.released, "the fired timer still holds its action")
     }
 
     @Test("the default schedule sleeps on the clock: a manual clock calls the action at once")
