@@ -31,7 +31,7 @@ struct ProximityLoadTests {
 
     static func settle() async {
         // Reader threads exit once their socket is shut down; give them a moment.
-        for _ in 0..<50 where (openDescriptorCount() ?? 0) > 0 { try? await Task.sleep(for: .milliseconds(20)) }
+        for _ in 0..<50 { if (openDescriptorCount() ?? 0) == 0 { break }; try? await Task.sleep(for: .milliseconds(20)) }
     }
 
     /// The open descriptor count once it is back to `baseline`, polled for up to 30 s:
@@ -39,7 +39,8 @@ struct ProximityLoadTests {
     /// poll ends as soon as they have (a generous bound, issue 10: load slows it, never fails it).
     static func descriptors(settlingTo baseline: Int) async throws -> Int {
         var count = try #require(openDescriptorCount(), "counting descriptors needs /proc/self/fd (Linux)")
-        for _ in 0..<1500 where count > baseline {
+        for _ in 0..<1500 {
+            if count <= baseline { break }
             try await Task.sleep(for: .milliseconds(20))
             count = try #require(openDescriptorCount(), "counting descriptors needs /proc/self/fd (Linux)")
         }

@@ -85,7 +85,7 @@ struct WalletClockTests {
         timer.cancel()
         // Releasing follows the cancel on a libdispatch thread; the wait only paces the
         // checks (up to a minute, a hang guard), the outcome is the flag's.
-        for _ in 0..<60_000 where !probe.released { try? await Task.sleep(for: .milliseconds(1)) }
+        for _ in 0..<60_000 { if probe.released { break }; try? await Task.sleep(for: .milliseconds(1)) }
         #expect(probe.released, "the cancelled timer still holds its action")
     }
 
@@ -98,7 +98,7 @@ struct WalletClockTests {
             _ = SystemClock.schedule(after: .zero, on: .global()) { _ = payload; calls.record("fired") }
         }
         await calls.wait(for: 1)
-        for _ in 0..<60_000 where !probe.released { try? await Task.sleep(for: .milliseconds(1)) }
+        for _ in 0..<60_000 { if probe.released { break }; try? await Task.sleep(for: .milliseconds(1)) }
         #expect(probe.released, "the fired timer still holds its action")
     }
 
