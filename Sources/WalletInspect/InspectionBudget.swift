@@ -1,4 +1,9 @@
 import CBOR
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The one work counter of an inspection (issue 12): everything `Inspection.render` does
 /// (decoding, diagnostic rendering, the COSE, certificate and JOSE summaries, the output)
@@ -77,19 +82,46 @@ struct InspectionBudget {
     /// `text` with `indent` after every line break: one pass, one output buffer (the
     /// nested rendering of a COSE payload under its summary line).
     mutating func indenting(_ text: String, by indent: String) throws(InspectionError) -> String {
-        var breaks = 0
-        for byte in text.utf8 where byte == UInt8(ascii: "\n") { breaks += 1 }
-        let size = text.utf8.count + breaks * indent.utf8.count
+        var text = text
+        var indent = indent
+        // memchr over the contiguous UTF-8 (summaries are megabytes; a byte-by-byte walk of
+        // `String.UTF8View` was most of an inspection's time).
+        let breaks = text.withUTF8 { bytes -> Int in
+            guard var cursor = bytes.baseAddress else { return 0 }
+            let end = cursor + bytes.count
+            var breaks = 0
+            while cursor < end, let found = memchr(cursor, 0x0A, end - cursor) {
+                breaks += 1
+                cursor = UnsafePointer(found.assumingMemoryBound(to: UInt8.self)) + 1
+            }
+            return breaks
+        }
+        let indentCount = indent.utf8.count
+        let size = text.utf8.count + breaks * indentCount
         try require(size)
         try spend(read: 2 * text.utf8.count, allocated: size)
         guard breaks > 0 else { return text }
-        var output: [UInt8] = []
-        output.reserveCapacity(size)
-        for byte in text.utf8 {
-            output.append(byte)
-            if byte == UInt8(ascii: "\n") { output.append(contentsOf: indent.utf8) }
+        return text.withUTF8 { bytes in
+            indent.withUTF8 { indentBytes in
+                String(unsafeUninitializedCapacity: size) { output -> Int in
+                    guard var cursor = bytes.baseAddress, let start = output.baseAddress else { return 0 }
+                    var write = start
+                    let end = cursor + bytes.count
+                    while cursor < end {
+                        let found = memchr(cursor, 0x0A, end - cursor).map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) + 1 } ?? end
+                        let length = found - cursor
+                        write.update(from: cursor, count: length)
+                        write += length
+                        cursor = found
+                        if found[-1] == 0x0A, let indentStart = indentBytes.baseAddress {
+                            write.update(from: indentStart, count: indentCount)
+                            write += indentCount
+                        }
+                    }
+                    return write - start
+                }
+            }
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Charges a piece of output of `text`'s size, made `copies` times (a line made, then
