@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets once and runs each for N seconds, J at a time.
 #   Fuzz/run.sh [-s SECONDS] [-j JOBS] [TARGET ...]   (default: 60 s, 1 job, every target in Fuzz/Targets)
-#   Fuzz/run.sh -b                                     (build only: CI builds while other steps run)
 # Exits non-zero if a target fails to build or libFuzzer reports a crash, leak or
 # timeout; the reproducer is left in Fuzz/artifacts/.
 set -euo pipefail
@@ -9,13 +8,11 @@ cd "$(dirname "$0")"
 
 seconds=60
 jobs=1
-build_only=0
-while getopts "s:j:b" opt; do
+while getopts "s:j:" opt; do
   case "$opt" in
-    b) build_only=1 ;;
     s) seconds="$OPTARG" ;;
     j) jobs="$OPTARG" ;;
-    *) echo "usage: Fuzz/run.sh [-s SECONDS] [-j JOBS] [TARGET ...] | Fuzz/run.sh -b" >&2; exit 2 ;;
+    *) echo "usage: Fuzz/run.sh [-s SECONDS] [-j JOBS] [TARGET ...]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -37,7 +34,6 @@ if ! swift build "${build_args[@]}" >artifacts/build.log 2>&1; then
   echo "fuzz: build failed" >&2
   exit 1
 fi
-[ "$build_only" -eq 0 ] || { tail -1 artifacts/build.log; exit 0; }
 bin="$(swift build "${build_args[@]}" --show-bin-path)"
 
 # One target: its report goes to artifacts/TARGET.out and its verdict to artifacts/TARGET.rc,
