@@ -65,15 +65,20 @@ let package = Package(
         .target(name: "WalletKit", dependencies: ["OpenID4VCI", "OpenID4VP", "MdocProximity", "WalletStorage", "SDJWT", "Mdoc", "CBOR",
                                                   "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
+        // LeakSanitizer's suppressions (third-party reports only), built into the test bundle
+        // and the two executables so that `swift test --sanitize=address` and the CLI under
+        // AddressSanitizer need no LSAN_OPTIONS. Nothing calls it in other builds.
+        .target(name: "CSanitizerDefaults"),
+
         // Layer 5 (tools): what `wallet inspect` prints, a library so the fuzz targets reach it.
         .target(name: "WalletInspect", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding"]),
 
         .executableTarget(name: "wallet", dependencies: ["CQREncode", "WalletKit", "MdocProximity", "WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc",
                                                          "WalletStorage", "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime",
-                                                         "WalletInspect"]),
+                                                         "WalletInspect", "CSanitizerDefaults"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
                                                                "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime",
-                                                               "CSQLite"],
+                                                               "CSQLite", "CSanitizerDefaults"],
                           path: "Benchmarks/wallet-bench"),
 
         .testTarget(name: "WalletEncodingTests", dependencies: ["WalletEncoding"]),
@@ -99,7 +104,7 @@ let package = Package(
         .testTarget(name: "WalletKitTests", dependencies: ["WalletKit", "OpenID4VCI", "OpenID4VP", "MdocProximity", "ReferenceParties",
                                                            "WalletStorage", "SDJWT", "Mdoc", "CBOR", "COSE", "JOSE", "WalletCrypto",
                                                            "WalletRuntime", "WalletEncoding"]),
-        .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["COpenSSL", "CSQLite", "CSanitizerDefaults"]),
     ],
     swiftLanguageModes: [.v6]
 )
