@@ -144,6 +144,9 @@ struct DiagnosticPrinter {
     private var exhausted = false
     /// Container nesting for indentation; tags and embedding do not indent.
     private var indentLevel = 0
+    /// `options.indent` repeated for the deepest level printed so far: a level's
+    /// indentation is a prefix of it, copied without making a string per container.
+    private var indentation: [UInt8] = []
     /// True while printing an item decoded from joined indefinite-length content.
     private var insideJoinedContent = false
 
@@ -347,17 +350,16 @@ struct DiagnosticPrinter {
         }
         if options.pretty {
             indentLevel += 1
-            let inner = String(repeating: options.indent, count: indentLevel)
             if open.hasSuffix(" ") { emitRemovingTrailingSpace() }
             for i in 0..<count {
                 guard !exhausted else { break }
                 emit(i == 0 ? "\n" : ",\n")
-                emit(inner)
+                emitIndentation(indentLevel)
                 element(&self, i)
             }
             indentLevel -= 1
             emit("\n")
-            emit(String(repeating: options.indent, count: indentLevel))
+            emitIndentation(indentLevel)
         } else {
             for i in 0..<count {
                 guard !exhausted else { break }
@@ -366,6 +368,19 @@ struct DiagnosticPrinter {
             }
         }
         emit(close)
+    }
+
+    /// Appends `level` copies of `options.indent`, counted as `emit` counts the same text.
+    private mutating func emitIndentation(_ level: Int) {
+        let unit = options.indent.utf8.count
+        guard !exhausted, spend(allocated: unit * level), level > 0 else { return }
+        if indentation.count < unit * level {
+            // Grown to the level asked, never beyond it: the copy is bounded by the output
+            // this same call writes, so the counted work stays an honest bound.
+            let missing = level - indentation.count / max(unit, 1)
+            for _ in 0..<missing { indentation.append(contentsOf: options.indent.utf8) }
+        }
+        output.append(contentsOf: indentation[0..<unit * level])
     }
 
     private mutating func emitRemovingTrailingSpace() {

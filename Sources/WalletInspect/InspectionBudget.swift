@@ -79,8 +79,9 @@ struct InspectionBudget {
         return text
     }
 
-    /// `text` with `indent` after every line break: one pass, one output buffer (the
-    /// nested rendering of a COSE payload under its summary line).
+    /// `text` with `indent` after every line break (the nested rendering of a COSE
+    /// payload under its summary line): one `memchr` pass counts the breaks so that the
+    /// budget is charged before anything is allocated, a second writes one output buffer.
     mutating func indenting(_ text: String, by indent: String) throws(InspectionError) -> String {
         var text = text
         var indent = indent

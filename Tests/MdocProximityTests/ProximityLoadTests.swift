@@ -36,9 +36,13 @@ struct ProximityLoadTests {
         return verified.documents.first?.value(nameSpace: SessionFixtures.nameSpace, identifier: "family_name") == "Doe"
     }
 
+    /// A one-second pause before the baseline is read, so that the warm-up session's
+    /// reader threads have released their sockets. (It used to poll for an open-descriptor
+    /// count of 0, which never comes: it always ran its full second.) A baseline read early
+    /// would only make the later check laxer, never fail it; the check itself is
+    /// ``descriptors(settlingTo:)``, which waits for the count and not for the clock.
     static func settle() async {
-        // Reader threads exit once their socket is shut down; give them a moment.
-        for _ in 0..<50 { if (openDescriptorCount() ?? 0) == 0 { break }; try? await Task.sleep(for: .milliseconds(20)) }
+        try? await Task.sleep(for: .seconds(1))
     }
 
     /// The open descriptor count once it is back to `baseline`, polled for up to 30 s:
