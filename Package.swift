@@ -65,9 +65,10 @@ let package = Package(
         .target(name: "WalletKit", dependencies: ["OpenID4VCI", "OpenID4VP", "MdocProximity", "WalletStorage", "SDJWT", "Mdoc", "CBOR",
                                                   "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
-        // LeakSanitizer's suppressions (third-party reports only), built into the test bundle
-        // and the two executables so that `swift test --sanitize=address` and the CLI under
-        // AddressSanitizer need no LSAN_OPTIONS. Nothing calls it in other builds.
+        // LeakSanitizer's suppressions (third-party, runtime and test-only reports, each with
+        // its reason), built into the test bundle and the two executables so that
+        // `swift test --sanitize=address` and the CLI under AddressSanitizer need no
+        // LSAN_OPTIONS. Nothing calls it in other builds.
         .target(name: "CSanitizerDefaults"),
 
         // Layer 5 (tools): what `wallet inspect` prints, a library so the fuzz targets reach it.

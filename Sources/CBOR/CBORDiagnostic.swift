@@ -372,15 +372,12 @@ struct DiagnosticPrinter {
 
     /// Appends `level` copies of `options.indent`, counted as `emit` counts the same text.
     private mutating func emitIndentation(_ level: Int) {
-        let unit = options.indent.utf8.count
-        guard !exhausted, spend(allocated: unit * level), level > 0 else { return }
-        if indentation.count < unit * level {
-            // Grown to the level asked, never beyond it: the copy is bounded by the output
-            // this same call writes, so the counted work stays an honest bound.
-            let missing = level - indentation.count / max(unit, 1)
-            for _ in 0..<missing { indentation.append(contentsOf: options.indent.utf8) }
-        }
-        output.append(contentsOf: indentation[0..<unit * level])
+        let count = options.indent.utf8.count * level
+        guard !exhausted, spend(allocated: count) else { return }
+        // Grown to the level asked, never beyond it: bounded by the output this same call
+        // writes, so the counted work stays an honest bound.
+        while indentation.count < count { indentation.append(contentsOf: options.indent.utf8) }
+        output.append(contentsOf: indentation[0..<count])
     }
 
     private mutating func emitRemovingTrailingSpace() {

@@ -1,8 +1,9 @@
 #include "CSanitizerDefaults.h"
 
 // The LeakSanitizer reports that `swift test --sanitize=address` suppresses, so that the
-// README's test command passes as it is, with no LSAN_OPTIONS. Only memory the SDK does
-// not own belongs here, each entry with its reason. A suppressed block also hides what it
+// README's test command passes as it is, with no LSAN_OPTIONS. Only memory that no
+// shipped SDK code owns belongs here (libcurl's, the Swift toolchain's, and one test-only reader's), each
+// entry with its reason. A suppressed block also hides what it
 // points to, so every entry is as narrow as the reports allow.
 //
 // - libcurl (under FoundationNetworking's URLSession) keeps per-handle strings and buffers
