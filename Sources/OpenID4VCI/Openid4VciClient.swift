@@ -237,18 +237,7 @@ public final class Openid4VciClient: Sendable {
         if let context, let notificationId = context.notificationId, let token = context.accessToken {
             await notifyDeleted(stored, notificationId: notificationId, accessToken: token, context: context, storage: storage)
         }
-        do { try await storage.store.delete(id: credentialId) } catch { throw .storage(error) }
-        guard let context else { return }
-        var doomed = context.pendingKeyAliases
-        if let alias = context.dpopKeyAlias {
-            // Credentials of one session share its DPoP key: it goes with the last of them.
-            let others = (try? await storage.store.list()) ?? []
-            let shared = others.contains { other in
-                other.issuanceContext.flatMap(IssuanceContext.init(encoded:))?.dpopKeyAlias == alias
-            }
-            if !shared { doomed.append(alias) }
-        }
-        if !doomed.isEmpty { try? await storage.secureArea.deleteKeys(aliases: doomed) }
+        do { try await storage.deleteRecord(stored) } catch { throw .storage(error) }
     }
 
     private func notifyDeleted(_ stored: StoredCredential, notificationId: String, accessToken: String,
@@ -281,6 +270,27 @@ public final class Openid4VciClient: Sendable {
             guard response.status == 401, nonce == nil, let fresh = response.dpopNonce, context.isDPoPBound else { return }
             nonce = fresh
         }
+    }
+}
+
+extension IssuanceStorage {
+    /// Deletes a credential's record (the store deletes its instances' keys) and the keys
+    /// its issuance context names: the holder keys of a deferred transaction's proofs, and
+    /// the DPoP key unless another credential of the same session still uses it. The
+    /// context's keys are deleted best effort, once the record is gone.
+    func deleteRecord(_ stored: StoredCredential) async throws(StorageError) {
+        try await store.delete(id: stored.id)
+        guard let context = stored.issuanceContext.flatMap(IssuanceContext.init(encoded:)) else { return }
+        var doomed = context.pendingKeyAliases
+        if let alias = context.dpopKeyAlias {
+            // Credentials of one session share its DPoP key: it goes with the last of them.
+            let others = (try? await store.list()) ?? []
+            let shared = others.contains { other in
+                other.issuanceContext.flatMap(IssuanceContext.init(encoded:))?.dpopKeyAlias == alias
+            }
+            if !shared { doomed.append(alias) }
+        }
+        if !doomed.isEmpty { try? await secureArea.deleteKeys(aliases: doomed) }
     }
 }
 

@@ -55,7 +55,7 @@ struct SessionOutcomeTests {
         #expect(try await terminalState(of: wallet.client.resumeDeferred("nope")) == .failed(.unexpected(.credentialNotFound("nope"))))
     }
 
-    @Test("a deferred credential minted beyond the wallet's clock skew is refused: the record stays deferred with its key")
+    @Test("a deferred credential minted beyond the wallet's clock skew is refused; the spent transaction's record goes with its key")
     func deferredIssuedInFuture() async throws {
         // What a loaded run did to an issuer minting on the wall clock while the wallet's
         // ManualClock stood at the test's start: two minutes apart, past the 60 s skew.
@@ -64,6 +64,7 @@ struct SessionOutcomeTests {
         let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
         let first = try await preAuthorized(wallet, issuer)
         guard case .deferred(let id, _) = first else { Issue.record("ended \(first)"); return }
+        #expect(try await wallet.keyAliases().count == 1)
         let pending = try await terminalState(of: wallet.client.resumeDeferred(id))
         guard case .deferred = pending else { Issue.record("ended \(pending)"); return }
         let done = try await terminalState(of: wallet.client.resumeDeferred(id))
@@ -71,12 +72,51 @@ struct SessionOutcomeTests {
             Issue.record("ended \(done)"); return
         }
         #expect(issuer.notifications.map { $0["event"]?.stringValue } == ["credential_failure"])
-        // Nothing was issued: the stored record is the deferred one, without instances,
-        // still holding the key its proof named.
-        let stored = try #require(try await wallet.storage.store.credential(id: id))
-        guard case .deferred = stored.state else { Issue.record("stored \(stored.state)"); return }
-        #expect(stored.instances.isEmpty)
-        #expect(try await wallet.keyAliases().count == 1)
+        // The issuer has spent the transaction on the refused credential (asking again gets
+        // invalid_transaction_id), so nothing of it is kept: no record, no key.
+        #expect(try await wallet.storage.store.credential(id: id) == nil)
+        #expect(try await wallet.keyAliases().isEmpty)
+        #expect(try await terminalState(of: wallet.client.resumeDeferred(id)) == .failed(.unexpected(.credentialNotFound(id))))
+        #expect(issuer.requests(to: "/deferred").count == 2)
+    }
+
+    @Test("a deferred renewal answered with a refused credential is cleared: the credential stays issued with its instances")
+    func deferredRenewalRefused() async throws {
+        let clock = ManualClock(Date())
+        let issuerClock = ManualClock(clock.now)
+        let issuer = try TestIssuer(options: .init(refreshTokens: true, deferral: .accepted), clock: issuerClock)
+        let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
+        guard case .deferred(let id, _) = try await preAuthorized(wallet, issuer) else { Issue.record("not deferred"); return }
+        guard case .deferred = try await terminalState(of: wallet.client.resumeDeferred(id)) else { Issue.record("not pending"); return }
+        #expect(try await terminalState(of: wallet.client.resumeDeferred(id)) == .completed(IssuanceResult(issued: [id])))
+        let issued = try #require(try await wallet.storage.store.credential(id: id))
+        let keysBefore = Set(try await wallet.keyAliases())
+        #expect(issued.instances.count == 1)
+
+        // The renewal is deferred: the credential stays issued, a pending key is added.
+        guard case .deferred(let sameId, _) = try await terminalState(of: wallet.client.reissue(id)) else {
+            Issue.record("renewal not deferred"); return
+        }
+        #expect(sameId == id)
+        let renewing = try #require(try await wallet.storage.store.credential(id: id))
+        #expect(renewing.instances == issued.instances)
+        let keysPending = Set(try await wallet.keyAliases())
+        #expect(keysPending.isSuperset(of: keysBefore) && keysPending.count == keysBefore.count + 1)
+
+        // The issuer now mints two minutes ahead: the renewed credential is refused.
+        issuerClock.advance(by: 120)
+        guard case .deferred = try await terminalState(of: wallet.client.resumeDeferred(id)) else { Issue.record("not pending"); return }
+        let refused = try await terminalState(of: wallet.client.resumeDeferred(id))
+        guard case .failed(.credentialRequestFailed(nil, .invalidCredential(.sdJWT(.invalidTime(.issuedInFuture))))) = refused else {
+            Issue.record("ended \(refused)"); return
+        }
+        let after = try #require(try await wallet.storage.store.credential(id: id))
+        #expect(after.state == .issued)
+        #expect(after.instances == issued.instances)
+        #expect(after.refreshToken == renewing.refreshToken)   // the refresh grant's rotated token
+        #expect(Set(try await wallet.keyAliases()) == keysBefore)
+        // Nothing is pending any more.
+        #expect(try await terminalState(of: wallet.client.resumeDeferred(id)) == .failed(.unexpected(.notDeferred(id))))
     }
 
     @Test("a deferred answer without credentials (an empty array; a 202 with neither credentials nor transaction_id) fails; nothing changes",

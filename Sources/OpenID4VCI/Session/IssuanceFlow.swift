@@ -116,6 +116,13 @@ struct IssuanceFlow: Sendable {
         case signProofs(ProofJob)
         case createResponseKey
         case save([StoredCredential])
+        /// The resumed deferred transaction of credential `id` was answered with a
+        /// credential the wallet refused. A transaction id is spent once it has been used
+        /// to obtain a credential (OpenID4VCI 1.0 §9.3, `invalid_transaction_id`), so the
+        /// record can never complete: the driver deletes it with its keys (a first
+        /// issuance), or clears its pending renewal and that renewal's keys (an issued
+        /// credential stays issued). Nothing is reported back.
+        case abandonDeferred(id: String)
         /// The session is over in `state`: the keys the driver created that are not in
         /// `keep` are deleted, and so are those in `discard` (pre-existing keys no longer needed).
         case finish(IssuanceState, keep: Set<String>, discard: [String])
@@ -280,7 +287,12 @@ struct IssuanceFlow: Sendable {
     private mutating func fail(_ error: IssuanceError) -> [Effect] {
         phase = .done
         state = .failed(error)
-        return [.finish(state, keep: [], discard: [])]
+        let finish = Effect.finish(state, keep: [], discard: [])
+        // In a resumption, only the deferred response delivers credentials to refuse.
+        if case .deferred(let stored, _) = mode, case .credentialRequestFailed(_, .invalidCredential) = error {
+            return [.abandonDeferred(id: stored.id), finish]
+        }
+        return [finish]
     }
 
     private mutating func publish(_ newState: IssuanceState) -> Effect {

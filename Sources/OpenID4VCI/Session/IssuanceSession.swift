@@ -144,6 +144,9 @@ private final class SessionDriver: Sendable {
             case .publish(let state):
                 stream.send(state)
                 continue
+            case .abandonDeferred(let id):
+                await abandonDeferred(id, storage: storage)
+                continue
             case .finish(let state, let keep, let discard):
                 await finish(state, keep: keep, discard: discard, ledger: ledger, storage: storage)
                 return
@@ -304,6 +307,35 @@ private final class SessionDriver: Sendable {
             }
         }
         return .saved
+    }
+
+    /// Forgets the deferred transaction of credential `id`, which the issuer spent on a
+    /// credential the wallet refused: a first issuance's record goes with its keys; an
+    /// issued credential keeps its instances and loses the pending renewal and its keys.
+    /// The record is read afresh, so that uses since the session began are kept. Best
+    /// effort: the session fails either way, and a key is deleted only once no record
+    /// names it.
+    private func abandonDeferred(_ id: String, storage: IssuanceStorage) async {
+        do {
+            guard let stored = try await storage.store.credential(id: id) else { return }
+            guard stored.state == .issued else {
+                try await storage.deleteRecord(stored)
+                return
+            }
+            guard var context = stored.issuanceContext.flatMap(IssuanceContext.init(encoded:)),
+                  context.pendingTransactionId != nil else { return }
+            let pendingKeys = context.pendingKeyAliases
+            context.pendingKeyAliases = []
+            context.pendingTransactionId = nil
+            context.pendingRetryAfter = nil
+            _ = try await storage.store.save(StoredCredential(
+                id: stored.id, format: stored.format, type: stored.type, issuer: stored.issuer, display: stored.display,
+                instances: stored.instances, policy: stored.policy, state: stored.state, refreshToken: stored.refreshToken,
+                issuanceContext: context.encoded))
+            if !pendingKeys.isEmpty { try await storage.secureArea.deleteKeys(aliases: pendingKeys) }
+        } catch {
+            environment.logger.warning("could not forget the spent deferred transaction of \(id): \(error)", module: "OpenID4VCI")
+        }
     }
 
     private func finish(_ state: IssuanceState, keep: Set<String>, discard: [String], ledger: Ledger,
