@@ -10,22 +10,27 @@ enum CBORBenchmark {
         let megabytes = Double(bytes.count) / 1_000_000
         detail("cbor: document of \(bytes.count) bytes, \(iterations) iterations, median per run")
 
-        let decode = try medianSeconds(iterations: iterations) { blackHole(try CBOR.decode(bytes)) }
-        let decodeItem = try medianSeconds(iterations: iterations) { blackHole(try CBOR.decodeItem(bytes)) }
-        // What a verifier does: the document, then every embedded IssuerSignedItem and the MSO.
-        let decodeDeep = try medianSeconds(iterations: iterations) {
-            let item = try CBOR.decodeItem(bytes)
-            for element in item["nameSpaces"]?["org.iso.18013.5.1"]?.children ?? [] {
-                blackHole(try element.embeddedItem())
-            }
-            if let payload = item["issuerAuth"]?[2]?.value.bytesValue {
-                blackHole(try CBOR.decodeItem(payload).embeddedItem())
-            }
-        }
         let decoded = try CBOR.decode(bytes)
-        let encode = medianSeconds(iterations: iterations) { blackHole(decoded.encoded()) }
-        let deterministic = medianSeconds(iterations: iterations) { blackHole(decoded.encoded(options: .deterministic)) }
-        let sha256 = medianSeconds(iterations: iterations) { blackHole(HashAlgorithm.sha256.digest(bytes)) }
+        // Every measurement and the floor in the same rounds (see `interleavedMedians`).
+        let medians = try interleavedMedians(iterations: iterations, [
+            { blackHole(try CBOR.decode(bytes)) },
+            { blackHole(try CBOR.decodeItem(bytes)) },
+            // What a verifier does: the document, then every embedded IssuerSignedItem and the MSO.
+            {
+                let item = try CBOR.decodeItem(bytes)
+                for element in item["nameSpaces"]?["org.iso.18013.5.1"]?.children ?? [] {
+                    blackHole(try element.embeddedItem())
+                }
+                if let payload = item["issuerAuth"]?[2]?.value.bytesValue {
+                    blackHole(try CBOR.decodeItem(payload).embeddedItem())
+                }
+            },
+            { blackHole(decoded.encoded()) },
+            { blackHole(decoded.encoded(options: .deterministic)) },
+            { blackHole(HashAlgorithm.sha256.digest(bytes)) },
+        ])
+        let (decode, decodeItem, decodeDeep) = (medians[0], medians[1], medians[2])
+        let (encode, deterministic, sha256) = (medians[3], medians[4], medians[5])
 
         func line(_ name: String, _ seconds: Double) {
             let rate = megabytes / seconds

@@ -97,16 +97,4 @@ enum IssuanceBenchmark {
         return [BenchRow(suite: "issuance", name: "batch of \(batch) SD-JWT VCs, wallet side", sdkSeconds: walletTime,
                          floorSeconds: floor, floorName: "\(batch) x (keygen, sign, verify)")]
     }
-
-    /// Runs async work from the synchronous benchmark entry point.
-    private static func blocking(_ body: @escaping @Sendable () async throws -> Void) throws {
-        let outcome = LockedBox<Result<Void, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { try await body(); outcome.withLock { $0 = .success(()) } } catch { outcome.withLock { $0 = .failure(error) } }
-            done.signal()
-        }
-        done.wait()
-        try outcome.withLock { $0 }?.get()
-    }
 }

@@ -53,20 +53,18 @@ enum MdocBenchmark {
                                            eReaderKeyEncoded: COSEKey(publicKey: .ec(eReaderKey.publicKey)).encoded(), handover: .qr)
         let deviceSigner = SoftwareSigner(deviceKey)
 
-        // Holder: keys, build, encrypt.
-        var encrypted: [UInt8] = []
-        var responseBytes: [UInt8] = []
-        let holder = try await asyncMedian(iterations) {
+        // Holder: keys, build, encrypt. Once first, for the reader's input and the floors' sizes.
+        func respond() async throws -> (encrypted: [UInt8], response: [UInt8]) {
             var session = try await SessionEncryption(role: .mdoc, privateKey: SoftwareKeyAgreement(eDeviceKey), peerPublicKey: eReaderKey.publicKey,
                                                       sessionTranscript: transcript)
             let response = try await DeviceResponseBuilder.respond(to: request, with: [credential], sessionTranscript: transcript,
                                                                    authentication: { _ in .signature(deviceSigner) })
-            encrypted = try session.encrypt(response.encodedBytes)
-            responseBytes = response.encodedBytes
+            return (try session.encrypt(response.encodedBytes), response.encodedBytes)
         }
+        let (encrypted, responseBytes) = try await respond()
         // Reader: keys, decrypt, verify.
         let verifier = DeviceResponseVerifier(trustAnchors: [iaca], sessionTranscript: transcript)
-        let reader = try await asyncMedian(iterations) {
+        func read() async throws {
             var session = try await SessionEncryption(role: .reader, privateKey: SoftwareKeyAgreement(eReaderKey), peerPublicKey: eDeviceKey.publicKey,
                                                       sessionTranscript: transcript)
             let plaintext = try session.decrypt(encrypted)
@@ -85,28 +83,33 @@ enum MdocBenchmark {
         let toSign = [UInt8](repeating: 1, count: 700)
         let signature = try deviceKey.signature(for: toSign)
         let items = credential.items(in: "org.iso.18013.5.1").map { $0.taggedBytes }
-        let ecdh = try medianSeconds(iterations: iterations) { blackHole(try eDeviceKey.sharedSecret(with: eReaderKey.publicKey)) }
-        let hkdf = try medianSeconds(iterations: iterations) {
-            blackHole(try HKDF.deriveKey(inputKeyMaterial: ikm, salt: salt, info: Array("SKDevice".utf8), outputByteCount: 32))
-        }
-        let seal = try medianSeconds(iterations: iterations) { blackHole(try AESGCM.seal(message, key: key, nonce: nonce)) }
-        let open = try medianSeconds(iterations: iterations) { blackHole(try AESGCM.open(combined: sealed, key: key, nonce: nonce)) }
-        let sign = try medianSeconds(iterations: iterations) { blackHole(try deviceKey.signature(for: toSign)) }
-        let verify = medianSeconds(iterations: iterations) { blackHole(deviceKey.publicKey.isValidSignature(signature, for: toSign)) }
-        let digests = medianSeconds(iterations: iterations) { for item in items { blackHole(HashAlgorithm.sha256.digest(item)) } }
-
-        // Holder: 1 ECDH + 2 HKDF (SKReader, SKDevice) + 1 ECDSA sign + 1 AES-GCM seal.
-        let holderFloor = ecdh + 2 * hkdf + sign + seal
-        // Reader: 1 ECDH + 2 HKDF + 1 AES-GCM open + 12 SHA-256 + 3 ECDSA verifies
-        // (DS certificate, issuerAuth, deviceSignature).
-        let readerFloor = ecdh + 2 * hkdf + open + digests + 3 * verify
+        let ecdh = { blackHole(try eDeviceKey.sharedSecret(with: eReaderKey.publicKey)) }
+        let hkdf = { blackHole(try HKDF.deriveKey(inputKeyMaterial: ikm, salt: salt, info: Array("SKDevice".utf8), outputByteCount: 32)) }
+        let seal = { blackHole(try AESGCM.seal(message, key: key, nonce: nonce)) }
+        let open = { blackHole(try AESGCM.open(combined: sealed, key: key, nonce: nonce)) }
+        let sign = { blackHole(try deviceKey.signature(for: toSign)) }
+        let verify = { blackHole(deviceKey.publicKey.isValidSignature(signature, for: toSign)) }
+        let digests = { for item in items { blackHole(HashAlgorithm.sha256.digest(item)) } }
+        // Each side in the same rounds as its floor (see `interleavedMedians`).
+        let medians = try await asyncInterleavedMedians(iterations: iterations, [
+            { blackHole(try await respond()) },
+            // Holder: 1 ECDH + 2 HKDF (SKReader, SKDevice) + 1 ECDSA sign + 1 AES-GCM seal.
+            { try ecdh(); try hkdf(); try hkdf(); try sign(); try seal() },
+            { try await read() },
+            // Reader: 1 ECDH + 2 HKDF + 1 AES-GCM open + 12 SHA-256 + 3 ECDSA verifies
+            // (DS certificate, issuerAuth, deviceSignature).
+            { try ecdh(); try hkdf(); try hkdf(); try open(); digests(); verify(); verify(); verify() },
+        ])
+        let (holder, holderFloor, reader, readerFloor) = (medians[0], medians[1], medians[2], medians[3])
+        // The parts of the floors, each on its own (for the detail line).
+        let parts = try interleavedMedians(iterations: iterations, [ecdh, hkdf, seal, open, sign, verify, digests])
         detail("mdoc: mDL of 12 elements (50 KB portrait), DeviceResponse \(plaintextSize) bytes, \(iterations) iterations, median per run")
         detail(String(format: "  holder: keys + build + sign + encrypt   %8.3f ms   %5.2fx its floor (%.3f ms: ECDH, 2 HKDF, ECDSA sign, AES-GCM seal)",
                      holder * 1e3, holder / holderFloor, holderFloor * 1e3))
         detail(String(format: "  reader: keys + decrypt + verify         %8.3f ms   %5.2fx its floor (%.3f ms: ECDH, 2 HKDF, AES-GCM open, 12 SHA-256, 3 ECDSA verify)",
                      reader * 1e3, reader / readerFloor, readerFloor * 1e3))
         detail(String(format: "  floor parts: ECDH %.3f ms, HKDF %.3f ms, seal %.3f ms, open %.3f ms, sign %.3f ms, verify %.3f ms, digests %.3f ms",
-                     ecdh * 1e3, hkdf * 1e3, seal * 1e3, open * 1e3, sign * 1e3, verify * 1e3, digests * 1e3))
+                     parts[0] * 1e3, parts[1] * 1e3, parts[2] * 1e3, parts[3] * 1e3, parts[4] * 1e3, parts[5] * 1e3, parts[6] * 1e3))
         // pymdoccbor on the same (decrypted) response: parse, and verify the issuer
         // signature, the chain to the same IACA and the digests. It does less than the
         // SDK's reader (no session keys, no decryption, no device signature).
@@ -148,30 +151,5 @@ enum MdocBenchmark {
         }
         detail(String(format: "  pymdoccbor (Python) verify %8.3f ms   SDK reader is %.1fx faster", numbers[0] * 1e3, numbers[0] / sdkReader))
         return numbers[0]
-    }
-
-
-
-    private static func asyncMedian(_ iterations: Int, _ body: () async throws -> Void) async throws -> Double {
-        var samples: [Double] = []
-        for _ in 0..<iterations {
-            let start = DispatchTime.now().uptimeNanoseconds
-            try await body()
-            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-        }
-        samples.sort()
-        return samples[samples.count / 2]
-    }
-
-    /// Runs async work from the synchronous benchmark entry point.
-    private static func blocking(_ body: @escaping @Sendable () async throws -> Void) throws {
-        let outcome = LockedBox<Result<Void, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { try await body(); outcome.withLock { $0 = .success(()) } } catch { outcome.withLock { $0 = .failure(error) } }
-            done.signal()
-        }
-        done.wait()
-        try outcome.withLock { $0 }?.get()
     }
 }

@@ -53,17 +53,6 @@ enum PresentationBenchmark {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    private static func asyncMedian(iterations: Int, _ body: () async throws -> Void) async rethrows -> Double {
-        var samples: [Double] = []
-        for _ in 0..<iterations {
-            let start = DispatchTime.now().uptimeNanoseconds
-            try await body()
-            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-        }
-        samples.sort()
-        return samples[samples.count / 2]
-    }
-
     private static func measure(iterations: Int) async throws -> [BenchRow] {
         let now = Date()
         // The reader PKI and the signed request.
@@ -111,7 +100,7 @@ enum PresentationBenchmark {
         detail("  SD-JWT VC + KB-JWT, direct_post.jwt (ECDH-ES P-256, A128GCM); \(iterations) iterations, median per run")
 
         // 1. Resolve: parse the invocation, verify chain and signature, check the parameters.
-        let resolve = await asyncMedian(iterations: iterations) {
+        let resolve = await asyncMedianSeconds(iterations: iterations) {
             var flow = PresentationFlow(invocation: .uri(uri), config: config, walletNonce: nil)
             let effects = flow.handle(.start(now: now))
             guard case .loadCredentials? = effects.first else { print("presentation: the request did not resolve: \(flow.state)"); exit(1) }
@@ -144,7 +133,7 @@ enum PresentationBenchmark {
                     instances: [CredentialInstance(index: 0, keyAlias: "key-\(number)", raw: raw)]))
             }
             let query = try DcqlQuery(json: payload["dcql_query"]?.objectValue ?? [:])
-            let seconds = try await asyncMedian(iterations: max(5, iterations / 10)) {
+            let seconds = try await asyncMedianSeconds(iterations: max(5, iterations / 10)) {
                 var credentials: [DcqlCredential] = []
                 for filter in [CredentialFilter(format: .sdJwtVc, type: pid)] {
                     for stored in try await store.list(filter) {
@@ -172,7 +161,7 @@ enum PresentationBenchmark {
             audience: clientId, nonce: "bench-nonce-0123456789", issuedAt: now,
             sessionTranscript: .openID4VP(.openID4VP(clientId: clientId, nonce: "n", jwkThumbprint: nil, responseUri: "")))
         let signer = try await area.signer(for: "holder")
-        let build = try await asyncMedian(iterations: iterations) {
+        let build = try await asyncMedianSeconds(iterations: iterations) {
             let presentation = try await PresentationBuilder.sdJwt(job, raw: raw, signer: signer, context: context)
             let body = JSONValue.object(["vp_token": ["pid": [.string(presentation)]], "state": "bench-state"]).serializedBytes
             blackHole(try JWE.encrypt(body, to: encryptionJWK, contentEncryption: .a128gcm))
@@ -199,7 +188,7 @@ enum PresentationBenchmark {
         var toConsent: [Double] = []
         let sessions = max(10, iterations / 4)
         let cpuStart = processCPUSeconds()
-        let session = await asyncMedian(iterations: sessions) {
+        let session = await asyncMedianSeconds(iterations: sessions) {
             let start = DispatchTime.now().uptimeNanoseconds
             let running = client.start(uri)
             for await state in running.states {

@@ -46,17 +46,17 @@ enum ProximityBenchmark {
         let fixture = try blocking { try await makeFixture() }
         let sessions = max(1, min(iterations, 100))
         detail("proximity: one QR session (mDL, \(portraitSize)-byte portrait), \(sessions) sessions per carrier, median per session")
+        // Warm-up sessions (thread pools, first sockets), then the carriers and the floor
+        // in the same rounds (see `interleavedMedians`).
+        let carriers = [Carrier.tcp, .ble, .memory]
         var responseBytes = 0
-        var results: [(Carrier, Double)] = []
-        for carrier in [Carrier.tcp, .ble, .memory] {
-            // Warm-up session (thread pools, first sockets).
-            responseBytes = try blocking { try await session(fixture, carrier: carrier) }
-            let elapsed = try medianSeconds(iterations: sessions) {
-                responseBytes = try blocking { try await Self.session(fixture, carrier: carrier) }
-            }
-            results.append((carrier, elapsed))
-        }
-        let floor = try cryptoFloor(fixture: fixture, responseBytes: responseBytes, iterations: max(sessions, 20))
+        for carrier in carriers { responseBytes = try blocking { try await session(fixture, carrier: carrier) } }
+        let floorBody = try cryptoFloor(fixture: fixture, responseBytes: responseBytes)
+        let medians = try interleavedMedians(iterations: sessions, carriers.map { carrier in
+            { responseBytes = try blocking { try await session(fixture, carrier: carrier) } }
+        } + [floorBody])
+        let results = Array(zip(carriers, medians))
+        let floor = medians[carriers.count]
         for (carrier, elapsed) in results {
             detail(String(format: "  full session over %@ %8.2f ms  (%.2fx the crypto floor)", carrier.title, elapsed * 1000, elapsed / floor))
         }
@@ -68,21 +68,6 @@ enum ProximityBenchmark {
                      targetRatio: carrier == .tcp ? 2.0 : nil)
         }
     }
-
-    /// Runs async work from the synchronous benchmark driver (not on the cooperative pool).
-    static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let semaphore = DispatchSemaphore(value: 0)
-        let box = ResultBox<T>()
-        Task {
-            do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
-            semaphore.signal()
-        }
-        semaphore.wait()
-        guard let result = box.result else { throw ProximityError.cancelled }
-        return try result.get()
-    }
-
-    final class ResultBox<T>: @unchecked Sendable { var result: Result<T, any Error>? }
 
     struct Provider: MdocDocumentProvider {
         let fixture: Fixture
@@ -164,8 +149,8 @@ enum ProximityBenchmark {
         return Fixture(iaca: root, credential: credential, deviceKey: deviceKey)
     }
 
-    /// The bare OpenSSL work of one session, timed the same way.
-    static func cryptoFloor(fixture: Fixture, responseBytes: Int, iterations: Int) throws -> Double {
+    /// The bare OpenSSL work of one session.
+    static func cryptoFloor(fixture: Fixture, responseBytes: Int) throws -> () throws -> Void {
         let peer = try ECPrivateKey.generate(curve: .p256)
         let key = SymmetricKey(bytes: [UInt8](repeating: 7, count: 32))
         let nonce = [UInt8](repeating: 1, count: 12)
@@ -173,7 +158,7 @@ enum ProximityBenchmark {
         let request = [UInt8](repeating: 4, count: 200)
         let message = [UInt8](repeating: 5, count: 300)
         let signature = try fixture.deviceKey.signature(for: message)
-        return try medianSeconds(iterations: iterations) {
+        return {
             let a = try ECPrivateKey.generate(curve: .p256), b = try ECPrivateKey.generate(curve: .p256)
             let z1 = try a.sharedSecret(with: peer.publicKey), z2 = try b.sharedSecret(with: peer.publicKey)
             for (z, info) in [(z1, "SKReader"), (z1, "SKDevice"), (z2, "SKReader"), (z2, "SKDevice")] {

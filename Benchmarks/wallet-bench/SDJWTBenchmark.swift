@@ -38,28 +38,29 @@ enum SDJWTBenchmark {
         _ = try verifier.verify(text)
 
         detail("sdjwt: credential with 20 disclosures + 5 decoys, presenting 10 with a KB-JWT; \(iterations) iterations, median per run")
-        let present = try blocking {
-            try await asyncMedianSeconds(iterations: iterations) {
-                blackHole(try await issued.presentation(disclosing: presented, keyBinding: parameters, signer: holderSigner))
-            }
-        }
-        // The same presentation from a credential parsed afresh each time (a wallet that
-        // reads it from the store for one presentation; the row above reuses one value,
-        // which keeps its processed payload, as matching then presenting does).
+        // Each measurement in the same rounds as its floor (see `interleavedMedians`).
+        // The same presentation is also built from a credential parsed afresh each time
+        // (a wallet that reads it from the store for one presentation; `present` reuses
+        // one value, which keeps its processed payload, as matching then presenting does).
         let issuedText = issued.serialization
-        let presentFresh = try blocking {
-            try await asyncMedianSeconds(iterations: iterations) {
-                blackHole(try await SDJWT(compact: issuedText).presentation(disclosing: presented, keyBinding: parameters,
-                                                                             signer: holderSigner))
-            }
-        }
         let message = Array(text.utf8.prefix(600))
-        let sign = try medianSeconds(iterations: iterations) { blackHole(try holderKey.signature(for: message)) }
-        let verify = try medianSeconds(iterations: iterations) { blackHole(try verifier.verify(text)) }
-        let signature = try holderKey.signature(for: message)
-        let bareVerify = medianSeconds(iterations: iterations) {
-            blackHole(holderKey.publicKey.isValidSignature(signature, for: message))
+        let presenting = try blocking {
+            try await asyncInterleavedMedians(iterations: iterations, [
+                { blackHole(try await issued.presentation(disclosing: presented, keyBinding: parameters, signer: holderSigner)) },
+                {
+                    blackHole(try await SDJWT(compact: issuedText).presentation(disclosing: presented, keyBinding: parameters,
+                                                                                 signer: holderSigner))
+                },
+                { blackHole(try holderKey.signature(for: message)) },
+            ])
         }
+        let (present, presentFresh, sign) = (presenting[0], presenting[1], presenting[2])
+        let signature = try holderKey.signature(for: message)
+        let verifying = try interleavedMedians(iterations: iterations, [
+            { blackHole(try verifier.verify(text)) },
+            { blackHole(holderKey.publicKey.isValidSignature(signature, for: message)) },
+        ])
+        let (verify, bareVerify) = (verifying[0], verifying[1])
         // Where a presentation's time goes, step by step (each its own median).
         let unbound = try issued.presentation(disclosing: presented)
         let steps: [(String, Double)] = [
@@ -134,34 +135,4 @@ enum SDJWTBenchmark {
         detail(String(format: "  sd-jwt (Python) verify  %8.1f µs   SDK is %.1fx faster", numbers[1] * 1e6, numbers[1] / sdkVerify))
         return (numbers[0], numbers[1])
     }
-}
-
-/// Times an async `body` and returns the median seconds per run.
-private func asyncMedianSeconds(iterations: Int, _ body: () async throws -> Void) async rethrows -> Double {
-    var samples: [Double] = []
-    for _ in 0..<iterations {
-        let start = DispatchTime.now().uptimeNanoseconds
-        try await body()
-        samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
-    }
-    samples.sort()
-    return samples[samples.count / 2]
-}
-
-/// Runs async work to completion from the benchmark's synchronous entry point.
-private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-    let box = ResultBox<T>()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
-        done.signal()
-    }
-    done.wait()
-    guard let result = box.result else { throw BenchmarkFailure() }
-    return try result.get()
-}
-
-/// Carries a task's result back to the waiting thread (written once, before the signal).
-private final class ResultBox<T>: @unchecked Sendable {
-    var result: Result<T, Error>?
 }

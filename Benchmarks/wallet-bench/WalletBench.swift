@@ -1,6 +1,7 @@
 import CBOR
 import Foundation
 import WalletCrypto
+import WalletRuntime
 
 /// `wallet-bench`: throughput of the SDK's hot paths, printed with the floor they
 /// are measured against in the same run (absolute times on shared machines are
@@ -97,6 +98,73 @@ func medianSeconds(iterations: Int, _ body: () throws -> Void) rethrows -> Doubl
     }
     samples.sort()
     return samples[samples.count / 2]
+}
+
+/// Times an async `body` `iterations` times and returns the median seconds per run.
+func asyncMedianSeconds(iterations: Int, _ body: () async throws -> Void) async rethrows -> Double {
+    var samples: [Double] = []
+    samples.reserveCapacity(iterations)
+    for _ in 0..<iterations {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try await body()
+        samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    samples.sort()
+    return samples[samples.count / 2]
+}
+
+/// The median seconds of each of `bodies`, timed in `iterations` rounds: each round
+/// times every body once, in order, on the calling thread.
+///
+/// A measurement and its floor are timed this way, not one after the other, for two
+/// reasons (docs/performance.md, "2026-12-03, fifth session"):
+/// - The speed these shared machines give general code drifts (by up to 1.8x, for
+///   stretches of a second and more) while SHA-NI and, less, ECDSA keep their pace, so
+///   two medians taken a few hundred milliseconds apart can come from different
+///   stretches. Taken in the same rounds, both come from the same.
+/// - A loop of one operation alone frees its large buffers at the top of an almost
+///   empty heap, which glibc then gives back to the kernel (its trim threshold, 128 KB)
+///   and faults in again on the next run: a cost of the bare loop, not of the work.
+///   Between the other bodies' allocations the heap keeps its pages.
+func interleavedMedians(iterations: Int, _ bodies: [() throws -> Void]) throws -> [Double] {
+    var samples = [[Double]](repeating: [], count: bodies.count)
+    for _ in 0..<iterations {
+        for (index, body) in bodies.enumerated() {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try body()
+            samples[index].append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        }
+    }
+    return samples.map { $0.sorted()[iterations / 2] }
+}
+
+/// ``interleavedMedians(iterations:_:)`` for async bodies.
+func asyncInterleavedMedians(iterations: Int, _ bodies: [() async throws -> Void]) async throws -> [Double] {
+    var samples = [[Double]](repeating: [], count: bodies.count)
+    for _ in 0..<iterations {
+        for (index, body) in bodies.enumerated() {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try await body()
+            samples[index].append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        }
+    }
+    return samples.map { $0.sorted()[iterations / 2] }
+}
+
+/// Runs async work to completion from the benchmark's synchronous entry point (off the
+/// cooperative pool's threads, which it waits on).
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = LockedBox<Result<T, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        let result: Result<T, any Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        box.withLock { $0 = result }
+        done.signal()
+    }
+    done.wait()
+    guard let result = box.withLock({ $0 }) else { throw BenchmarkFailure() }
+    return try result.get()
 }
 
 /// Keeps a value alive so the optimiser cannot drop the work that made it.
