@@ -119,6 +119,26 @@ struct SessionOutcomeTests {
         #expect(try await terminalState(of: wallet.client.resumeDeferred(id)) == .failed(.unexpected(.notDeferred(id))))
     }
 
+    @Test("invalid_transaction_id at the deferred endpoint fails with that code and leaves the record for the app to decide")
+    func deferredTransactionUnknown() async throws {
+        let clock = ManualClock(Date())
+        let issuer = try TestIssuer(options: .init(deferral: .accepted, faults: ["/deferred": [oauthError(400, "invalid_transaction_id")]]),
+                                    clock: clock)
+        let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
+        guard case .deferred(let id, _) = try await preAuthorized(wallet, issuer) else { Issue.record("not deferred"); return }
+        let before = try #require(try await wallet.storage.store.credential(id: id))
+        let keys = try await wallet.keyAliases()
+        let failed = try await terminalState(of: wallet.client.resumeDeferred(id))
+        guard case .failed(.credentialRequestFailed("invalid_transaction_id", .rejected(status: 400, _))) = failed else {
+            Issue.record("ended \(failed)"); return
+        }
+        #expect(try await wallet.storage.store.credential(id: id) == before)
+        #expect(try await wallet.keyAliases() == keys)
+        try await wallet.client.deleteCredential(id)
+        #expect(try await wallet.storage.store.credential(id: id) == nil)
+        #expect(try await wallet.keyAliases().isEmpty)
+    }
+
     @Test("a deferred answer without credentials (an empty array; a 202 with neither credentials nor transaction_id) fails; nothing changes",
           arguments: [(200, ["credentials": [], "notification_id": "n-1"]), (202, ["interval": 5])] as [(Int, JSONObject)])
     func deferredWithoutCredentials(status: Int, body: JSONObject) async throws {
