@@ -36,9 +36,9 @@ enum IssuanceBenchmark {
         func reset() { spent.withLock { $0 = 0 } }
 
         func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = monotonicNanoseconds()
             defer {
-                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                let elapsed = secondsSince(start)
                 spent.withLock { $0 += elapsed }
             }
             return try await inner.send(request)
@@ -58,14 +58,14 @@ enum IssuanceBenchmark {
             let client = Openid4VciClient(http: http, config: IssuanceConfig(issuerTrustAnchors: anchors), storage: storage)
             let offer = try await client.resolveOffer(try await issuer.createOffer(.preAuthorized([configuration])).byValue)
             http.reset()
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = monotonicNanoseconds()
             let session = client.start(.fromOffer(offer, configurationId: configuration, policy: CredentialPolicy(batchSize: batch, use: .oneTime)))
             var last = session.currentState
             for await state in session.states {
                 last = state
                 if state.isTerminal { break }
             }
-            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            let elapsed = secondsSince(start)
             guard case .completed(let result) = last, let id = result.issued.first,
                   try await storage.store.remainingInstances(of: id) == batch else {
                 print("issuance: the session did not issue \(batch) instances: \(last)")

@@ -189,11 +189,11 @@ enum PresentationBenchmark {
         let sessions = max(10, iterations / 4)
         let cpuStart = processCPUSeconds()
         let session = await asyncMedianSeconds(iterations: sessions) {
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = monotonicNanoseconds()
             let running = client.start(uri)
             for await state in running.states {
                 if case .requestResolved(let request) = state {
-                    toConsent.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+                    toConsent.append(secondsSince(start))
                     running.respond(.auto(request))
                 }
                 if state.isTerminal {

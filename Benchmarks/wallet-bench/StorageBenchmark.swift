@@ -39,10 +39,6 @@ enum StorageBenchmark {
             policy: CredentialPolicy(batchSize: 1, use: .rotate), refreshToken: "refresh-token-\(number)-abcdefghijklmnop")
     }
 
-    private static func seconds(_ start: UInt64) -> Double {
-        Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-    }
-
     private static func measure() async throws -> [BenchRow] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-bench-storage-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -74,21 +70,21 @@ enum StorageBenchmark {
                 location: .file(directory.appendingPathComponent("bench-\(count).sqlite")), secureArea: area, wrapping: wrapping)
             var save = 0.0
             for round in stride(from: 0, to: count, by: 100) {
-                let saveStart = DispatchTime.now().uptimeNanoseconds
+                let saveStart = monotonicNanoseconds()
                 for number in round..<min(round + 100, count) { try await store.save(credential(number)) }
-                save += seconds(saveStart)
+                save += secondsSince(saveStart)
                 guard count == large else { continue }
-                let bareStart = DispatchTime.now().uptimeNanoseconds
+                let bareStart = monotonicNanoseconds()
                 for number in round..<min(round + 100, count) { try bare.insert(number) }
-                bareSeconds += seconds(bareStart)
+                bareSeconds += secondsSince(bareStart)
             }
-            let listStart = DispatchTime.now().uptimeNanoseconds
+            let listStart = monotonicNanoseconds()
             let listed = try await store.list()
-            let list = seconds(listStart)
+            let list = secondsSince(listStart)
             guard listed.count == count else { throw BenchmarkFailure() }
-            let filterStart = DispatchTime.now().uptimeNanoseconds
+            let filterStart = monotonicNanoseconds()
             let filtered = try await store.list(CredentialFilter(format: .msoMdoc, issuer: "https://issuer3.example"))
-            let filter = seconds(filterStart)
+            let filter = secondsSince(filterStart)
             blackHole(filtered)
             await store.close()
             perSave[count] = save / Double(count)

@@ -87,17 +87,25 @@ struct WalletBench {
     ] }
 }
 
+/// Nanoseconds on the monotonic clock, the start that `secondsSince` measures from.
+func monotonicNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Seconds elapsed since `start` (a value of `monotonicNanoseconds()`).
+func secondsSince(_ start: UInt64) -> Double { Double(monotonicNanoseconds() - start) / 1e9 }
+
+/// The median of `samples` (the upper one of an even count).
+private func median(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
+
 /// Times `body` `iterations` times and returns the median seconds per run.
 func medianSeconds(iterations: Int, _ body: () throws -> Void) rethrows -> Double {
     var samples: [Double] = []
     samples.reserveCapacity(iterations)
     for _ in 0..<iterations {
-        let start = DispatchTime.now().uptimeNanoseconds
+        let start = monotonicNanoseconds()
         try body()
-        samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        samples.append(secondsSince(start))
     }
-    samples.sort()
-    return samples[samples.count / 2]
+    return median(samples)
 }
 
 /// Times an async `body` `iterations` times and returns the median seconds per run.
@@ -105,20 +113,19 @@ func asyncMedianSeconds(iterations: Int, _ body: () async throws -> Void) async 
     var samples: [Double] = []
     samples.reserveCapacity(iterations)
     for _ in 0..<iterations {
-        let start = DispatchTime.now().uptimeNanoseconds
+        let start = monotonicNanoseconds()
         try await body()
-        samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        samples.append(secondsSince(start))
     }
-    samples.sort()
-    return samples[samples.count / 2]
+    return median(samples)
 }
 
 /// The median seconds of each of `bodies`, timed in `iterations` rounds: each round
-/// times every body once, in order, on the calling thread.
+/// times every body once, in order.
 ///
 /// A measurement and its floor are timed this way, not one after the other, for two
 /// reasons (docs/performance.md, "2026-12-03, fifth session"):
-/// - The speed these shared machines give general code drifts (by up to 1.8x, for
+/// - The speed these shared machines give general code drifts (by up to 1.9x, for
 ///   stretches of a second and more) while SHA-NI and, less, ECDSA keep their pace, so
 ///   two medians taken a few hundred milliseconds apart can come from different
 ///   stretches. Taken in the same rounds, both come from the same.
@@ -130,12 +137,12 @@ func interleavedMedians(iterations: Int, _ bodies: [() throws -> Void]) throws -
     var samples = [[Double]](repeating: [], count: bodies.count)
     for _ in 0..<iterations {
         for (index, body) in bodies.enumerated() {
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = monotonicNanoseconds()
             try body()
-            samples[index].append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            samples[index].append(secondsSince(start))
         }
     }
-    return samples.map { $0.sorted()[iterations / 2] }
+    return samples.map(median)
 }
 
 /// ``interleavedMedians(iterations:_:)`` for async bodies.
@@ -143,12 +150,12 @@ func asyncInterleavedMedians(iterations: Int, _ bodies: [() async throws -> Void
     var samples = [[Double]](repeating: [], count: bodies.count)
     for _ in 0..<iterations {
         for (index, body) in bodies.enumerated() {
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = monotonicNanoseconds()
             try await body()
-            samples[index].append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            samples[index].append(secondsSince(start))
         }
     }
-    return samples.map { $0.sorted()[iterations / 2] }
+    return samples.map(median)
 }
 
 /// Runs async work to completion from the benchmark's synchronous entry point (off the
