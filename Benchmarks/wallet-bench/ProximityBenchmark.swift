@@ -22,7 +22,7 @@ enum ProximityBenchmark {
         let deviceKey: ECPrivateKey
     }
 
-    enum Carrier: String {
+    enum Carrier: String, CaseIterable {
         case tcp, ble, memory
 
         var title: String {
@@ -42,13 +42,14 @@ enum ProximityBenchmark {
         }
     }
 
-    static func run(iterations: Int, python: String?) throws -> [BenchRow] {
+    /// Measures `carriers` (every carrier unless `wallet-bench proximity --carrier`
+    /// names one, e.g. to profile the engine alone over the in-memory carrier).
+    static func run(iterations: Int, python: String?, carriers: [Carrier] = Carrier.allCases) throws -> [BenchRow] {
         let fixture = try blocking { try await makeFixture() }
         let sessions = max(1, min(iterations, 100))
         detail("proximity: one QR session (mDL, \(portraitSize)-byte portrait), \(sessions) sessions per carrier, median per session")
         // Warm-up sessions (thread pools, first sockets), then the carriers and the floor
         // in the same rounds (see `interleavedMedians`).
-        let carriers = [Carrier.tcp, .ble, .memory]
         var responseBytes = 0
         for carrier in carriers { responseBytes = try blocking { try await session(fixture, carrier: carrier) } }
         let floorBody = try cryptoFloor(fixture: fixture, responseBytes: responseBytes)

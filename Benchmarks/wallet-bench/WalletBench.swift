@@ -9,7 +9,7 @@ import WalletRuntime
 @main
 struct WalletBench {
     static let usage = """
-    usage: wallet-bench <case> [--iterations N] [--python PATH] [--json]
+    usage: wallet-bench <case> [--iterations N] [--python PATH] [--json] [--carrier tcp|ble|memory]
     cases:
       all     every case below, one after another, printed as one table: each
               measurement, its floor, the ratio, the target, and the Python peer where
@@ -31,9 +31,10 @@ struct WalletBench {
               its DCQL query over 1,000 and 10,000 stored credentials, build and
               encrypt the response, and a whole session; each against its crypto floor
       proximity  one full QR session (mDL with a 50 KB portrait), holder and reader in
-              this process, over TCP loopback and over the simulated BLE GATT link
-              (mdoc peripheral server mode, MTU 185); prints each time and its ratio
-              to the session's crypto floor
+              this process, over TCP loopback, over the simulated BLE GATT link
+              (mdoc peripheral server mode, MTU 185) and over the in-memory carrier
+              (the engine alone); prints each time and its ratio to the session's
+              crypto floor (--carrier: that carrier only, e.g. for a profile)
       issuance a batch of 50 oneTime SD-JWT VCs from the in-process reference issuer
               (pre-authorized, DPoP, issuer anchors configured); the wallet-side time
               (the issuer's handling subtracted) against its crypto floor of 50 key
@@ -47,6 +48,7 @@ struct WalletBench {
         var iterations = 200
         var python: String?
         var json = false
+        var carrier: ProximityBenchmark.Carrier?
         while let flag = arguments.first {
             arguments.removeFirst()
             switch flag {
@@ -60,6 +62,10 @@ struct WalletBench {
                 arguments.removeFirst()
             case "--json" where name == "all":
                 json = true
+            case "--carrier" where name == "proximity":
+                guard let value = arguments.first.flatMap(ProximityBenchmark.Carrier.init(rawValue:)) else { print(usage); exit(2) }
+                carrier = value
+                arguments.removeFirst()
             default:
                 print(usage); exit(2)
             }
@@ -75,6 +81,10 @@ struct WalletBench {
                        : "wallet-bench all: \(iterations) iterations, median per run; ratios taken in this run\n" + BenchTable.text(rows))
             return
         }
+        if let carrier {
+            _ = try ProximityBenchmark.run(iterations: iterations, python: python, carriers: [carrier])
+            return
+        }
         guard let run = cases.first(where: { $0.name == name })?.run else { print(usage); exit(2) }
         _ = try run(iterations, python)
     }
@@ -82,7 +92,7 @@ struct WalletBench {
     /// Every case, in the order `all` runs them.
     static var cases: [(name: String, run: (Int, String?) throws -> [BenchRow])] { [
         ("cbor", CBORBenchmark.run), ("storage", StorageBenchmark.run), ("sdjwt", SDJWTBenchmark.run),
-        ("mdoc", MdocBenchmark.run), ("presentation", PresentationBenchmark.run), ("proximity", ProximityBenchmark.run),
+        ("mdoc", MdocBenchmark.run), ("presentation", PresentationBenchmark.run), ("proximity", { try ProximityBenchmark.run(iterations: $0, python: $1) }),
         ("issuance", IssuanceBenchmark.run),
     ] }
 }
