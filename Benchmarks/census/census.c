@@ -25,14 +25,14 @@
 enum {
     DIGEST_VERIFY, DIGEST_SIGN, PKEY_DERIVE, PKEY_GENERATE, KDF_DERIVE, CIPHER_UPDATE,
     DIGEST, DIGEST_UPDATE, X509_VERIFY_CERT, MD_CTX_NEW, PKEY_CTX_NEW_FROM_PKEY,
-    TASK_CREATE, CONTINUATION_INIT, COUNTERS
+    PKEY_DUP, SET_ENCODED_PUBLIC_KEY, TASK_CREATE, CONTINUATION_INIT, COUNTERS
 };
 
 static const char *const names[COUNTERS] = {
     "EVP_DigestVerify", "EVP_DigestSign", "EVP_PKEY_derive", "EVP_PKEY_generate",
     "EVP_KDF_derive", "EVP_CipherUpdate", "EVP_Digest", "EVP_DigestUpdate",
     "X509_verify_cert", "EVP_MD_CTX_new", "EVP_PKEY_CTX_new_from_pkey",
-    "swift_task_create", "swift_continuation_init",
+    "EVP_PKEY_dup", "EVP_PKEY_set1_encoded_public_key", "swift_task_create", "swift_continuation_init",
 };
 
 static atomic_long calls[COUNTERS];
@@ -132,6 +132,21 @@ void *EVP_PKEY_CTX_new_from_pkey(void *library, void *key, const char *propertie
     REAL(pkey_ctx_new_fn, "EVP_PKEY_CTX_new_from_pkey");
     count(PKEY_CTX_NEW_FROM_PKEY, 0);
     return real(library, key, properties);
+}
+
+/* A public point import: the curve's template key duplicated, then its point set. */
+typedef void *(*pkey_dup_fn)(void *);
+void *EVP_PKEY_dup(void *key) {
+    REAL(pkey_dup_fn, "EVP_PKEY_dup");
+    count(PKEY_DUP, 0);
+    return real(key);
+}
+
+typedef int (*set_encoded_fn)(void *, const unsigned char *, size_t);
+int EVP_PKEY_set1_encoded_public_key(void *key, const unsigned char *point, size_t length) {
+    REAL(set_encoded_fn, "EVP_PKEY_set1_encoded_public_key");
+    count(SET_ENCODED_PUBLIC_KEY, length);
+    return real(key, point, length);
 }
 
 /*
