@@ -7,10 +7,27 @@ import Foundation
 /// its internal extension cache with a lock).
 final class X509Handle: @unchecked Sendable {
     let pointer: OpaquePointer
+    /// The certified key once imported (guarded by `lock`): every copy of the certificate,
+    /// and every later parse of the same bytes that `ParsedCertificates` answers, shares
+    /// this handle, so a verifier that sees one document signer many times imports its key
+    /// once.
+    private var certifiedKey: PublicKey?
+    private let lock = NSLock()
 
     init(taking pointer: OpaquePointer) { self.pointer = pointer }
 
     deinit { X509_free(pointer) }
+
+    /// The key certified by `spki` (this certificate's SubjectPublicKeyInfo), imported at
+    /// the first call. A failure is not kept: the next call tries again and fails the same way.
+    func certifiedKey(spki: [UInt8]) throws(CryptoError) -> PublicKey {
+        lock.lock()
+        defer { lock.unlock() }
+        if let certifiedKey { return certifiedKey }
+        let key = try PublicKey(spkiDER: spki)
+        certifiedKey = key
+        return key
+    }
 }
 
 /// The certificates parsed last, keyed by their exact DER bytes: at most `capacity`
@@ -192,7 +209,7 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The certified public key (EC on P-256/P-384/P-521, or Ed25519); other key
     /// types throw `CryptoError.unsupportedKey`.
     public var publicKey: PublicKey {
-        get throws(CryptoError) { try PublicKey(spkiDER: subjectPublicKeyInfoDER) }
+        get throws(CryptoError) { try handle.certifiedKey(spki: subjectPublicKeyInfoDER) }
     }
 
     /// The serial number as lowercase hex (magnitude, no separators).

@@ -224,6 +224,6 @@ public struct ValidatedChain: Sendable, Hashable {
     /// The leaf's public key.
     /// - Throws: `unsupportedLeafKey` when it is neither EC on a supported curve nor Ed25519.
     public func leafPublicKey() throws(TrustFailure) -> PublicKey {
-        do { return try PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER) } catch { throw .unsupportedLeafKey }
+        do { return try leaf.publicKey } catch { throw .unsupportedLeafKey }
     }
 }

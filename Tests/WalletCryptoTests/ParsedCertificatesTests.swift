@@ -55,6 +55,30 @@ struct ParsedCertificatesTests {
         #expect(store.certificate(for: [UInt8](repeating: 0x30, count: store.maxSize + 1)) == nil)
     }
 
+    @Test("the certified key is imported once per parsed certificate: copies and later parses of the same bytes share it")
+    func certifiedKeyKept() throws {
+        let rootKey = try ECPrivateKey.generate(curve: .p256), leafKey = try ECPrivateKey.generate(curve: .p256)
+        let root = try X509TestPKI.root("key root", key: rootKey)
+        let built = try X509TestPKI.leaf("key leaf", key: leafKey, issuer: root, issuerKey: rootKey)
+        let parsed = try X509Certificate(derEncoded: built.derEncoded)
+        let copy = parsed
+        let reparsed = try X509Certificate(derEncoded: Array(built.derEncoded))
+        func evpKey(_ certificate: X509Certificate) throws -> EVPKey {
+            guard case .ec(let key) = try certificate.publicKey else { throw CryptoError.unsupportedKey(expected: .ec) }
+            return key.key
+        }
+        let first = try evpKey(parsed)
+        #expect(try evpKey(copy) === first)
+        #expect(try evpKey(reparsed) === first)
+        #expect(try parsed.publicKey == .ec(leafKey.publicKey))
+        // The kept key is the certified one: it verifies the leaf key's signatures only.
+        let message = Array("signed by the leaf".utf8)
+        let signature = try leafKey.signature(for: message).rawRepresentation(curve: .p256)
+        #expect(try parsed.publicKey.verify(signature: signature, for: message, algorithm: .es256))
+        #expect(try !root.publicKey.verify(signature: signature, for: message, algorithm: .es256))
+        #expect(try root.publicKey == .ec(rootKey.publicKey))
+    }
+
     @Test("a malformed certificate is refused each time it is parsed")
     func failuresAreNotKept() {
         let garbage: [UInt8] = [0x30, 0x03, 0x02, 0x01, 0x01]

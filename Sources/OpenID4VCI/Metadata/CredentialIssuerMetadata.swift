@@ -165,7 +165,7 @@ public struct CredentialIssuerMetadata: Sendable, Equatable {
 extension JOSEError {
     /// The public key of a certificate as a JOSE key, or a `certificateChain` failure.
     static func wrapCertificateKey(_ certificate: X509Certificate) throws(JOSEError) -> PublicKey {
-        do { return try PublicKey(spkiDER: certificate.subjectPublicKeyInfoDER) } catch {
+        do { return try certificate.publicKey } catch {
             throw .untrusted(.unsupportedLeafKey)
         }
     }

@@ -131,7 +131,7 @@ struct IssuedCredentialVerifier: Sendable {
             guard !candidates.isEmpty else { throw .issuerKeyUnavailable(.invalidMember("jwks")) }
             sources = candidates.map { .jwk($0) }
         } else if let leaf = (try? header.certificateChain())??.first,
-                  let key = try? PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER) {
+                  let key = try? leaf.publicKey {
             // No anchors and no metadata: the x5c leaf checks integrity only.
             sources = [.jwk(JWK(publicKey: key))]
         } else {
@@ -161,7 +161,7 @@ struct IssuedCredentialVerifier: Sendable {
             if trustAnchors.isEmpty {
                 guard let leaf = try issuerAuth.x5chain().first else { throw .invalidCertificate }
                 let key: PublicKey
-                do { key = try PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER) } catch { throw .invalidCertificate }
+                do { key = try leaf.publicKey } catch { throw .invalidCertificate }
                 try issuerAuth.verify(publicKey: key)
             } else {
                 try issuerAuth.verify(publicKey: try anchoredSignerKey(issuerSigned, validatedChains: &validatedChains))

@@ -147,7 +147,7 @@ struct RequestObject: Sendable {
                                     commonName: validated.leaf.subject.commonName, trusted: true)
         }
         let key: PublicKey
-        do { key = try PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER) } catch {
+        do { key = try leaf.publicKey } catch {
             throw .invalidRequest(.invalidSignature(.untrusted(.unsupportedLeafKey)))
         }
         do { try jws.verify(with: key) } catch { throw .invalidRequest(.invalidSignature(error)) }
