@@ -72,10 +72,8 @@ public actor ReferenceIssuer {
         do {
             let key = try ECPrivateKey.generate(curve: .p256)
             self.requestEncryptionKeys = [(keyID: "request-encryption-1", key: key)]
-        } catch let error as CryptoError {
-            throw .crypto(error)
         } catch {
-            throw .randomSourceFailed
+            throw .crypto(error)
         }
     }
 
