@@ -42,6 +42,7 @@ struct WalletBench {
     """
 
     static func main() throws {
+        warmUpAllocator()
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let name = arguments.first else { print(usage); exit(2) }
         arguments.removeFirst()
@@ -87,6 +88,24 @@ struct WalletBench {
         }
         guard let run = cases.first(where: { $0.name == name })?.run else { print(usage); exit(2) }
         _ = try run(iterations, python)
+    }
+
+    /// Puts glibc's allocator in the state a process reaches once it has freed one large
+    /// buffer, as any app that has held a photo or a database page cache has. A fresh
+    /// process maps every allocation of 128 KiB or more anew and gives back the heap's
+    /// free top past 128 KiB; freeing a mapped 4 MiB buffer raises those thresholds to
+    /// 4 MiB and 8 MiB (glibc's dynamic thresholds). Without it, whether a row's 100 KB
+    /// buffer was given back and faulted in again on every iteration depended on what
+    /// the bodies timed beside it happened to allocate: the CBOR encode row moved from
+    /// 0.45x to 1.36x its floor when the decoder allocated less, its own instructions
+    /// unchanged (docs/performance.md, 2026-12-04). The SDK work and its floor run in the
+    /// same process, so both see the same allocator.
+    static func warmUpAllocator() {
+        let size = 4 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        blackHole(buffer.load(fromByteOffset: size - 1, as: UInt8.self))
+        buffer.deallocate()
     }
 
     /// Every case, in the order `all` runs them.
