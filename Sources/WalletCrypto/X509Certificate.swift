@@ -11,7 +11,7 @@ final class X509Handle: @unchecked Sendable {
     /// and every later parse of the same bytes that `ParsedCertificates` answers, shares
     /// this handle, so a verifier that sees one document signer many times imports its key
     /// once.
-    private var certifiedKey: PublicKey?
+    private var importedKey: PublicKey?
     private let lock = NSLock()
 
     init(taking pointer: OpaquePointer) { self.pointer = pointer }
@@ -23,9 +23,9 @@ final class X509Handle: @unchecked Sendable {
     func certifiedKey(spki: [UInt8]) throws(CryptoError) -> PublicKey {
         lock.lock()
         defer { lock.unlock() }
-        if let certifiedKey { return certifiedKey }
+        if let importedKey { return importedKey }
         let key = try PublicKey(spkiDER: spki)
-        certifiedKey = key
+        importedKey = key
         return key
     }
 }
