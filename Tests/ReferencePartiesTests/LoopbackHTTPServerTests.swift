@@ -308,8 +308,13 @@ struct LoopbackHTTPServerTests {
 
     @Test("starting and stopping 50 times leaves no descriptor, thread or socket behind (in a child process)")
     func noLeaks() async throws {
+        // The child's stderr goes to a file (a second pipe could fill while stdout is
+        // read), so that a failed child (an issue it recorded, a LeakSanitizer report)
+        // says why.
+        let errorLog = FileManager.default.temporaryDirectory.appendingPathComponent("leak-probe-\(UUID().uuidString).err")
+        defer { try? FileManager.default.removeItem(at: errorLog) }
         let (child, pipe) = try launchTestChild(filter: "LoopbackChildProcess/leakProbe",
-                                                environment: ["WALLET_REFHTTP_LEAK_PROBE": "50"])
+                                                environment: ["WALLET_REFHTTP_LEAK_PROBE": "50"], errorLog: errorLog)
         let output = await offPool { () -> String in
             let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             child.waitUntilExit()
@@ -327,11 +332,11 @@ struct LoopbackHTTPServerTests {
         #expect(values["fdsAfter"] == values["fdsBefore"])
         #expect(values["mhdThreadsDuring"] == 1)
         #expect(values["mhdThreadsAfter"] == 0)
-        #expect(child.terminationStatus == 0)
+        let errors = (try? String(contentsOf: errorLog, encoding: .utf8)) ?? ""
+        #expect(child.terminationStatus == 0, "child stderr (last 4,000 characters): \(errors.suffix(4_000))")
     }
 }
 
-/// Runs this test binary again as a child process, selecting one test by `filter`.
 /// Runs `body` (a blocking read of a child's output, a wait for its exit) on a thread of
 /// its own: blocking a thread of the cooperative pool (on Linux, dispatch's root-queue
 /// workers, two on a 2-core machine) for a child's lifetime would stall every other
@@ -342,7 +347,10 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     }
 }
 
-func launchTestChild(filter: String, environment: [String: String]) throws -> (Process, Pipe) {
+/// Runs this test binary again as a child process, selecting one test by `filter`. Its
+/// stdout comes back through the pipe; its stderr goes to `errorLog` when given, and is
+/// discarded otherwise.
+func launchTestChild(filter: String, environment: [String: String], errorLog: URL? = nil) throws -> (Process, Pipe) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
     process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
@@ -351,7 +359,15 @@ func launchTestChild(filter: String, environment: [String: String]) throws -> (P
     process.environment = env
     let pipe = Pipe()
     process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
+    var errorFile: FileHandle?
+    if let errorLog {
+        guard FileManager.default.createFile(atPath: errorLog.path, contents: nil) else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        errorFile = try FileHandle(forWritingTo: errorLog)
+    }
+    process.standardError = errorFile ?? FileHandle.nullDevice
+    defer { try? errorFile?.close() }   // the child has its own copy once running
     try process.run()
     return (process, pipe)
 }
