@@ -191,6 +191,41 @@ struct SessionOutcomeTests {
         #expect(try await wallet.keyAliases().count == 5)
     }
 
+    @Test("a presentation made while a top-up waits for the issuer stays spent: the instance is not handed out again")
+    func reissueWithPresentationMeanwhile() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 5))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        let session = wallet.client.start(.fromIssuer(issuer.base, configurationId: "identity", policy: CredentialPolicy(batchSize: 4, use: .oneTime)))
+        guard case .completed(let result) = try await SessionTests.authorize(session, issuer: issuer) else {
+            Issue.record("not issued"); return
+        }
+        let id = result.issued[0]
+        let store = wallet.storage.store
+        _ = try await store.consumeInstance(of: id)
+        _ = try await store.consumeInstance(of: id)
+        // The renewal reads the record (two unused instances), then, while the issuer has its
+        // request, the wallet presents one of those two.
+        let presented = LockedBox<Int?>(nil)
+        issuer.options.onCredentialRequest = {
+            presented.withLock { $0 = -1 }
+            if let consumed = try? await store.consumeInstance(of: id) { presented.withLock { $0 = consumed.instance.index } }
+        }
+        let renewed = try await terminalState(of: wallet.client.reissue(id))
+        #expect(renewed == .completed(IssuanceResult(issued: [id])))
+        let spent = try #require(presented.withLock { $0 })
+        #expect(spent == 2)
+        let after = try #require(try await store.credential(id: id))
+        // Kept: the two that were unused when the renewal began (one now spent), and two new ones.
+        #expect(after.instances.count == 4)
+        #expect(after.instances.first { $0.index == spent }?.useCount == 1)
+        #expect(try await store.remainingInstances(of: id) == 3)
+        var handedOut: [Int] = []
+        for _ in 0..<3 { handedOut.append(try await store.consumeInstance(of: id).instance.index) }
+        #expect(!handedOut.contains(spent))
+        #expect(Set(handedOut).count == 3)
+        await #expect(throws: StorageError.noInstancesLeft(credentialId: id)) { _ = try await store.consumeInstance(of: id) }
+    }
+
     @Test("a credential without a refresh token cannot be reissued")
     func reissueWithoutRefreshToken() async throws {
         let issuer = try TestIssuer()

@@ -129,6 +129,9 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         /// Canned answers by path, used once each in order.
         var faults: [String: [HTTPResponse]] = [:]
         var delayAtCredential: Duration?
+        /// Runs when a credential request arrives, before it is answered (e.g. a
+        /// presentation the wallet makes while a renewal waits for the issuer).
+        var onCredentialRequest: (@Sendable () async -> Void)?
         /// The configuration id (default `identity`, or `mdl` for mdoc).
         var configurationName: String?
         /// Issue credentials of this `vct` / `docType` instead of the configuration's.
@@ -249,6 +252,7 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         }) {
             return canned
         }
+        if path == "/credential", let hook = locked({ options.onCredentialRequest }) { await hook() }
         if path == "/credential", let delay = options.delayAtCredential {
             // Like a server that stalls: the request's own timeout decides.
             if delay > request.timeout { throw .timedOut }

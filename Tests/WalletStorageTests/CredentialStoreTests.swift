@@ -136,6 +136,60 @@ struct CredentialStoreTests {
         #expect(try await area.listKeys().count == 3)
     }
 
+    @Test("saving a record read before a presentation does not undo it: uses, last use and deleted keys are kept per key alias")
+    func saveKeepsRecordedUses() async throws {
+        let clock = ManualClock(Date(timeIntervalSince1970: 1_700_000_000))
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("uses.sqlite")
+        let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let store = try CredentialStore(location: .file(url), secureArea: area, wrapping: try EphemeralWrappingProvider(), clock: clock)
+        // A one-time batch of three, read (as a renewal reads it), then one presented.
+        let snapshot = try await store.save(try await issue("once", count: 3, use: .oneTime, area: area))
+        let presented = try await store.consumeInstance(of: "once")
+        #expect(presented.instance.index == 0)
+        #expect(try await area.listKeys().map(\.alias).sorted() == ["once-1", "once-2"])
+        // The renewal keeps what were the unused instances when it read the record, and adds one.
+        _ = try await area.createKey(alias: "once-3")
+        let renewed = StoredCredential(
+            id: "once", format: snapshot.format, type: snapshot.type, issuer: snapshot.issuer,
+            instances: snapshot.instances + [CredentialInstance(index: 3, keyAlias: "once-3", raw: Array("once instance 3".utf8))],
+            policy: CredentialPolicy(batchSize: 4, use: .oneTime))
+        let saved = try await store.save(renewed)
+        #expect(saved.instances.map(\.useCount) == [1, 0, 0, 0])
+        let read = try #require(try await store.credential(id: "once"))
+        #expect(read.instances.map(\.useCount) == [1, 0, 0, 0])
+        // The presented instance is never handed out again, and its key stays recorded as deleted.
+        var handedOut: [Int] = []
+        for _ in 0..<3 { handedOut.append(try await store.consumeInstance(of: "once").instance.index) }
+        #expect(handedOut == [1, 2, 3])
+        await #expect(throws: StorageError.noInstancesLeft(credentialId: "once")) { _ = try await store.consumeInstance(of: "once") }
+        #expect(try await store.purgeSpentKeys() == 0)
+        #expect(try await area.listKeys().isEmpty)
+
+        // Rotate: a higher count given by the caller stands, a lower one does not, and the
+        // last use survives a save; a new alias starts from what the caller gives.
+        try await store.save(try await issue("rot", count: 2, use: .rotate, area: area))
+        clock.advance(by: 30)
+        for _ in 0..<3 { _ = try await store.consumeInstance(of: "rot") }
+        let rotated = try #require(try await store.credential(id: "rot"))
+        #expect(rotated.instances.map(\.useCount) == [2, 1])
+        _ = try await area.createKey(alias: "rot-new")
+        try await store.save(StoredCredential(
+            id: "rot", format: rotated.format, type: rotated.type, issuer: rotated.issuer,
+            instances: [CredentialInstance(index: 0, keyAlias: "rot-0", raw: rotated.instances[0].raw, useCount: 0),
+                        CredentialInstance(index: 1, keyAlias: "rot-1", raw: rotated.instances[1].raw, useCount: 5),
+                        CredentialInstance(index: 2, keyAlias: "rot-new", raw: Array("rot new".utf8), useCount: 0)],
+            policy: CredentialPolicy(batchSize: 3, use: .rotate)))
+        #expect(try #require(try await store.credential(id: "rot")).instances.map(\.useCount) == [2, 5, 0])
+        let reader = try SQLiteConnection(location: .file(url))
+        defer { reader.close() }
+        let lastUsed = try reader.query("SELECT last_used_at FROM credential_instances WHERE credential_id = 'rot' ORDER BY idx")
+        #expect(lastUsed.map { $0.first?.double } == [clock.now.timeIntervalSince1970, clock.now.timeIntervalSince1970, nil])
+        let deleted = try reader.query("SELECT key_deleted FROM credential_instances WHERE credential_id = 'once' ORDER BY idx")
+        #expect(deleted.map { $0.first?.int64 } == [1, 1, 1, 1])
+    }
+
     @Test("a deferred credential has nothing to hand out; a missing key gives the instance back")
     func deferredAndMissingKey() async throws {
         let (store, area) = try makeStore()

@@ -97,6 +97,12 @@ public actor CredentialStore {
     /// Saves `credential`, replacing any stored one with the same id (a reissuance);
     /// keys of replaced instances that the new version no longer uses are deleted.
     /// Returns the credential as stored, with its timestamps.
+    ///
+    /// An instance whose key alias the replaced record already had keeps what the store
+    /// recorded of its uses: the larger of the two use counts, its last use, and whether
+    /// its key was deleted. A caller that read the record earlier (a renewal that keeps
+    /// the unused instances of a one-time batch) thus cannot undo a presentation made in
+    /// the meantime, and a one-time instance is never handed out twice.
     @discardableResult
     public func save(_ credential: StoredCredential) async throws(StorageError) -> StoredCredential {
         try Self.validate(credential)
@@ -109,15 +115,21 @@ public actor CredentialStore {
         }
         let display = Self.json(credential.display)
         let issuerDisplay = Self.json(credential.issuer.display)
-        let (createdAt, dropped) = try connection.transaction { () throws(StorageError) -> (Date, [String]) in
+        let (createdAt, dropped, instances) = try connection.transaction { () throws(StorageError) -> (Date, [String], [CredentialInstance]) in
             let existing = try connection.query("SELECT created_at FROM credentials WHERE id = ?", [.text(credential.id)])
             let createdAt = existing.first?.first?.double.map(Date.init(timeIntervalSince1970:)) ?? now
             // A new id has no instances (the foreign key keeps instances with their
             // credential), so there is nothing to read back or delete for it.
             let replacing = !existing.isEmpty
-            let oldAliases = replacing ? try connection.query(
-                "SELECT key_alias FROM credential_instances WHERE credential_id = ?", [.text(credential.id)]
-            ).compactMap { $0.first?.string } : []
+            let oldInstances = replacing ? try connection.query(
+                "SELECT key_alias, use_count, last_used_at, key_deleted FROM credential_instances WHERE credential_id = ?",
+                [.text(credential.id)]) : []
+            var recordedUse: [String: (useCount: Int, lastUsed: SQLValue, keyDeleted: Int64)] = [:]
+            for row in oldInstances {
+                guard row.count == 4, let alias = row[0].string else { continue }
+                recordedUse[alias] = (Int(row[1].int64 ?? 0), row[2], row[3].int64 ?? 0)
+            }
+            let oldAliases = oldInstances.compactMap { $0.first?.string }
             for instance in credential.instances {
                 let owners = try connection.query(
                     "SELECT credential_id FROM credential_instances WHERE key_alias = ? AND credential_id <> ?",
@@ -144,26 +156,32 @@ public actor CredentialStore {
                  transactionId, retryAfter, token.map { .blob($0) } ?? .null,
                  .real(createdAt.timeIntervalSince1970), .real(now.timeIntervalSince1970),
                  context.map { .blob($0) } ?? .null])
+            var stored: [CredentialInstance] = []
+            stored.reserveCapacity(credential.instances.count)
             for instance in credential.instances {
+                let recorded = recordedUse[instance.keyAlias]
+                let useCount = max(instance.useCount, recorded?.useCount ?? 0)
                 try connection.run(
                     """
-                    INSERT INTO credential_instances (credential_id, idx, key_alias, raw, use_count)
-                    VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO credential_instances (credential_id, idx, key_alias, raw, use_count, last_used_at, key_deleted)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
                     """,
                     [.text(credential.id), .integer(Int64(instance.index)), .text(instance.keyAlias), .blob(instance.raw),
-                     .integer(Int64(instance.useCount))])
+                     .integer(Int64(useCount)), recorded?.lastUsed ?? .null, .integer(recorded?.keyDeleted ?? 0)])
+                stored.append(useCount == instance.useCount ? instance
+                    : CredentialInstance(index: instance.index, keyAlias: instance.keyAlias, raw: instance.raw, useCount: useCount))
             }
             let kept = Set(credential.instances.map(\.keyAlias))
             let dropped = oldAliases.filter { !kept.contains($0) }
             for alias in dropped {
                 try connection.run("INSERT OR IGNORE INTO pending_key_deletions (alias) VALUES (?)", [.text(alias)])
             }
-            return (createdAt, dropped)
+            return (createdAt, dropped, stored)
         }
         try await deleteKeys(dropped)
         return StoredCredential(
             id: credential.id, format: credential.format, type: credential.type, issuer: credential.issuer,
-            display: credential.display, instances: credential.instances, policy: credential.policy,
+            display: credential.display, instances: instances, policy: credential.policy,
             state: credential.state, refreshToken: credential.refreshToken, issuanceContext: credential.issuanceContext,
             createdAt: createdAt, updatedAt: now)
     }
