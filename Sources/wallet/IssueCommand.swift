@@ -135,7 +135,7 @@ enum IssueCommand {
             }
             // The verifier checks the signature with the x5c leaf: a mismatched pair would
             // only fail at the issuer, after holder keys were made.
-            guard let leaf = chain.first, (try? PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER)) == signer.publicKey else {
+            guard let leaf = chain.first, (try? leaf.publicKey) == signer.publicKey else {
                 throw .input("the first certificate of --key-attestation-chain does not certify --key-attestation-key")
             }
             return SoftwareKeyAttestationProvider(issuer: KeyAttestationIssuer(

@@ -81,7 +81,7 @@ enum SDJWTCommand {
         if text.contains("-----BEGIN CERTIFICATE-----") {
             do {
                 let certificate = try X509Certificate(pemEncoded: text)
-                return JWK(publicKey: try PublicKey(spkiDER: certificate.subjectPublicKeyInfoDER))
+                return JWK(publicKey: try certificate.publicKey)
             } catch {
                 throw .input("--issuer-key certificate has no usable key: \(error)")
             }

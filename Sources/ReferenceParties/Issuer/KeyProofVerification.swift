@@ -317,7 +317,7 @@ struct KeyProofCheck: Sendable {
             guard attested.isEmpty else { throw .invalidProof(.certificateChainWithAttestation) }
             let chain: [X509Certificate]?
             do { chain = try header.certificateChain() } catch { throw .invalidProof(.certificateChainUnparsable) }
-            guard let leaf = chain?.first, let key = try? JWK(publicKey: PublicKey(spkiDER: leaf.subjectPublicKeyInfoDER)) else {
+            guard let leaf = chain?.first, let key = try? JWK(publicKey: leaf.publicKey) else {
                 throw .invalidProof(.certificateKeyUnusable)
             }
             candidates = [key]
