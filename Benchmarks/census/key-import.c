@@ -2,7 +2,8 @@
  * key-import: the ways libcrypto offers to turn an uncompressed P-256 point into an
  * EVP_PKEY, timed against each other and against one ECDSA verification, to check that
  * the SDK's import (`ECCurve.importPublicPoint`: duplicate the curve's parameters-only
- * key, then set the point) is the cheapest. Not part of any build target.
+ * key, then set the point) is the cheapest. Not part of any SwiftPM target; .ci/run
+ * builds and runs it.
  *
  *   gcc -O2 -Wno-deprecated-declarations -o /tmp/key-import Benchmarks/census/key-import.c -lcrypto
  *   /tmp/key-import
