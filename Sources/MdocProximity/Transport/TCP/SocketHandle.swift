@@ -104,6 +104,84 @@ final class SocketHandle: Sendable {
         return .success(SocketHandle(fd: fd))
     }
 
+    /// How a connect started without blocking stands.
+    enum ConnectStart {
+        /// Connected (the descriptor is back in blocking mode).
+        case connected(SocketHandle)
+        /// The handshake is under way; ``finishConnect()`` waits for it.
+        case pending(SocketHandle)
+        case failed(ProximityError)
+    }
+
+    /// Starts a connect to `host:port` (a numeric IPv4 address) without blocking, and
+    /// finishes it at once when the handshake is already done by then: on loopback the
+    /// kernel completes it as the `connect` call returns, so the caller needs no thread
+    /// to wait on. Otherwise the connect is left pending.
+    static func startConnect(host: String, port: UInt16) -> ConnectStart {
+        guard var address = address(host: host, port: port) else { return .failed(.transportFailed(.invalidAddress(host))) }
+        let fd = makeSocket()
+        guard fd >= 0 else { return .failed(failure(.socket)) }
+        guard setBlocking(fd, false) else {
+            let error = failure(.socket)
+            _ = sysClose(fd)
+            return .failed(error)
+        }
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sysConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        // EINTR: the connect goes on asynchronously, as with EINPROGRESS.
+        if status != 0 && errno != EINPROGRESS && errno != EINTR {
+            let error = failure(.connect)
+            _ = sysClose(fd)
+            return .failed(error)
+        }
+        let socket = SocketHandle(fd: fd)
+        if status != 0 {
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&poller, 1, 0) > 0 else { return .pending(socket) }
+        }
+        switch socket.completeConnect() {
+        case .success: return .connected(socket)
+        case .failure(let error): return .failed(error)
+        }
+    }
+
+    /// Waits (blocking) for a connect ``startConnect(host:port:)`` left pending. On
+    /// failure the descriptor is closed.
+    func finishConnect() -> Result<SocketHandle, ProximityError> {
+        var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        while poll(&poller, 1, -1) < 0 {
+            guard errno == EINTR else {
+                let error = Self.failure(.poll)
+                release()
+                return .failure(error)
+            }
+        }
+        return completeConnect().map { self }
+    }
+
+    /// After the descriptor became writable: the connect's outcome (`SO_ERROR`); when
+    /// connected, the descriptor goes back to blocking mode for the read loop. On
+    /// failure the descriptor is closed.
+    private func completeConnect() -> Result<Void, ProximityError> {
+        var code: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        if getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = errno }
+        if code == 0, !Self.setBlocking(fd, true) { code = errno }
+        guard code == 0 else {
+            release()
+            return .failure(.transportFailed(.socket(.connect, errno: code)))
+        }
+        Self.setNoDelay(fd)
+        return .success(())
+    }
+
+    private static func setBlocking(_ fd: Int32, _ blocking: Bool) -> Bool {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0 else { return false }
+        return fcntl(fd, F_SETFL, blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK) == 0
+    }
+
     /// Binds `host:port` (port 0: any free one) and listens; returns the bound port.
     static func listen(host: String, port: UInt16, backlog: Int32 = 128) -> Result<(SocketHandle, UInt16), ProximityError> {
         guard var address = address(host: host, port: port) else { return .failure(.transportFailed(.invalidAddress(host))) }

@@ -59,20 +59,32 @@ public final class TCPTransport: MdocTransport {
     public static func connect(host: String, port: UInt16, timeout: Duration? = nil,
                                maxMessageSize: Int = defaultMaxMessageSize,
                                clock: any WalletClock = SystemClock()) async throws(ProximityError) -> TCPTransport {
-        try await connect(host: host, port: port, timeout: timeout, maxMessageSize: maxMessageSize, clock: clock,
-                          dial: SocketHandle.connect(host:port:))
+        try await connect(host: host, port: port, timeout: timeout, maxMessageSize: maxMessageSize, clock: clock, dial: nil)
     }
 
     /// The blocking connect, run on ``BlockingIO`` (tests hold it to reproduce a peer
     /// that never answers).
     typealias Dial = @Sendable (_ host: String, _ port: UInt16) -> Result<SocketHandle, ProximityError>
 
-    /// Connects with `dial`, giving up after `timeout` of `clock`.
+    /// Connects with `dial`, or (`nil`) with a connect started here that a
+    /// ``BlockingIO`` thread finishes only when the handshake is not already done (on
+    /// loopback it is, and the session starts without a thread switch); gives up after
+    /// `timeout` of `clock`.
     static func connect(host: String, port: UInt16, timeout: Duration?, maxMessageSize: Int, clock: any WalletClock,
-                        dial: @escaping Dial) async throws(ProximityError) -> TCPTransport {
+                        dial: Dial?) async throws(ProximityError) -> TCPTransport {
+        let wait: Dial
+        if let dial {
+            wait = dial
+        } else {
+            switch SocketHandle.startConnect(host: host, port: port) {
+            case .connected(let socket): return TCPTransport(socket: socket, maxMessageSize: maxMessageSize, clock: clock)
+            case .failed(let error): throw error
+            case .pending(let socket): wait = { _, _ in socket.finishConnect() }
+            }
+        }
         let outcome = Mailbox<Result<SocketHandle, ProximityError>>(clock: clock)
         BlockingIO.shared.run {
-            let result = dial(host, port)
+            let result = wait(host, port)
             if !outcome.push(result), case .success(let socket) = result { socket.release() }   // abandoned
         }
         let result: Result<SocketHandle, ProximityError>
@@ -294,17 +306,18 @@ public struct TCPConnector: MdocTransportConnector {
     /// The largest message accepted.
     public let maxMessageSize: Int
     private let clock: any WalletClock
-    private let dial: TCPTransport.Dial
+    private let dial: TCPTransport.Dial?
 
     /// A connector binding `host` (loopback by default), with timeouts on `clock`.
     public init(host: String = "127.0.0.1", maxMessageSize: Int = TCPTransport.defaultMaxMessageSize,
                 clock: any WalletClock = SystemClock()) {
-        self.init(host: host, maxMessageSize: maxMessageSize, clock: clock, dial: SocketHandle.connect(host:port:))
+        self.init(host: host, maxMessageSize: maxMessageSize, clock: clock, dial: nil)
     }
 
-    /// A connector whose connects go through `dial` (tests: a peer that never answers).
+    /// A connector whose connects go through `dial` (tests: a peer that never answers),
+    /// or the standard connect (`nil`).
     init(host: String = "127.0.0.1", maxMessageSize: Int = TCPTransport.defaultMaxMessageSize, clock: any WalletClock,
-         dial: @escaping TCPTransport.Dial) {
+         dial: TCPTransport.Dial?) {
         self.host = host
         self.maxMessageSize = maxMessageSize
         self.clock = clock
