@@ -48,20 +48,33 @@ public struct SystemClock: WalletClock {
     /// `Task.sleep(for:)`; throws `CancellationError` when the task is cancelled.
     public func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }
 
-    /// A libdispatch timer: cancelling it, the usual end of a timeout, wakes no thread
-    /// and resumes no task (a sleeping task, cancelled, runs once more to finish).
+    /// A timer whose cancel, the usual end of a timeout, resumes no task (a sleeping
+    /// task, cancelled, runs once more to finish); on Linux it wakes no thread either.
     public func schedule(after duration: Duration, _ action: @escaping @Sendable () -> Void) -> WalletTimer {
         Self.schedule(after: duration, on: .global(), action)
     }
 
-    /// `action` on `queue` once `duration` has passed, unless cancelled first.
+    /// `action` on `queue` once `duration` has passed, unless cancelled first; a
+    /// cancelled timer lets go of `action` at once.
     ///
-    /// A timer source, not `asyncAfter` with a cancelled work item: libdispatch keeps such
-    /// an item, and everything its block holds, until its deadline, so a 30-second message
-    /// timeout cancelled at once still held about 1 KB for 30 seconds (200,000 of them:
-    /// 194 MB resident against 25 MB with sources). Cancelling a source unregisters it.
+    /// On Linux, an entry in the SDK's one timer heap (see `TimerThread`: libdispatch's
+    /// timer sources wake its manager thread twice per timer there). Elsewhere a
+    /// libdispatch timer source, not `asyncAfter` with a cancelled work item: libdispatch
+    /// keeps such an item, and everything its block holds, until its deadline, so a
+    /// 30-second message timeout cancelled at once still held about 1 KB for 30 seconds
+    /// (200,000 of them: 194 MB resident against 25 MB with sources).
     static func schedule(after duration: Duration, on queue: DispatchQueue,
                          _ action: @escaping @Sendable () -> Void) -> WalletTimer {
+        #if os(Linux)
+        return TimerThread.shared.schedule(at: TimerThread.deadline(after: duration), on: queue, action)
+        #else
+        return scheduleSource(after: duration, on: queue, action)
+        #endif
+    }
+
+    /// A libdispatch timer source; cancelling it unregisters it.
+    static func scheduleSource(after duration: Duration, on queue: DispatchQueue,
+                               _ action: @escaping @Sendable () -> Void) -> WalletTimer {
         let timer = ScheduledSource(DispatchSource.makeTimerSource(queue: queue))
         timer.source.schedule(deadline: deadline(after: duration))
         // Firing cancels the source too, which releases this handler (and its capture of

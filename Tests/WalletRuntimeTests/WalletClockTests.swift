@@ -112,6 +112,46 @@ struct WalletClockTests {
         #expect(clock.now == Date(timeIntervalSince1970: 30))
     }
 
+    #if os(Linux)
+    @Test("the timer thread wakes for a timer due before the one it sleeps for, and never calls a cancelled one")
+    func timerThreadEarlierDeadline() async {
+        let calls = Calls()
+        let timers = TimerThread()
+        let queue = DispatchQueue(label: "timer-thread-test")
+        let late = timers.schedule(at: TimerThread.deadline(after: .seconds(3600)), on: queue) { calls.record("late") }
+        let cancelled = timers.schedule(at: TimerThread.deadline(after: .zero), on: queue) { calls.record("cancelled") }
+        cancelled.cancel()
+        _ = timers.schedule(at: TimerThread.deadline(after: .zero), on: queue) { calls.record("early") }
+        await calls.wait(for: 1)
+        queue.sync {}
+        #expect(calls.recorded == ["early"])
+        late.cancel()
+    }
+
+    @Test("cancelled timers do not pile up in the timer heap: it is compacted as they are cancelled")
+    func timerThreadCompacts() {
+        let timers = TimerThread()
+        let deadline = TimerThread.deadline(after: .seconds(3600))
+        for _ in 0..<10_000 { timers.schedule(at: deadline, on: .global()) {}.cancel() }
+        #expect(timers.pendingCount <= 130)
+        let live = (0..<1_000).map { _ in timers.schedule(at: deadline, on: .global()) {} }
+        #expect(timers.pendingCount >= 1_000)
+        for timer in live { timer.cancel() }
+        #expect(timers.pendingCount <= 130)
+    }
+
+    @Test("timer deadlines: now when not positive, at most a century ahead")
+    func timerThreadDeadlines() {
+        let before = TimerThread.now()
+        #expect(TimerThread.deadline(after: .seconds(-5)) >= before)
+        #expect(TimerThread.deadline(after: .seconds(-5)) <= TimerThread.now())
+        #expect(TimerThread.deadline(after: .seconds(Int64.max)) <= TimerThread.now() + 3_153_600_000 * 1_000_000_000)
+        let deadline = TimerThread.deadline(after: .milliseconds(2_500))
+        #expect(deadline >= before + 2_500_000_000)
+        #expect(deadline <= TimerThread.now() + 2_500_000_000)
+    }
+    #endif
+
     @Test("a dispatch deadline: at once when not positive, never past a century, else now plus the duration")
     func deadlines() {
         #expect(SystemClock.deadline(after: .seconds(-5)) <= DispatchTime.now())
