@@ -1,4 +1,5 @@
 import Foundation
+import WalletCrypto
 
 /// Identifies one engagement (and the transfer that follows it) in events,
 /// the hub's per-engagement maps and the manager.
@@ -7,7 +8,7 @@ public struct EngagementID: Hashable, Sendable, CustomStringConvertible {
     public let uuid: UUID
 
     /// A fresh identifier.
-    public init() { self.uuid = UUID() }
+    public init() { self.uuid = SystemRandom().uuid() }
 
     /// Wraps an existing identifier.
     public init(_ uuid: UUID) { self.uuid = uuid }

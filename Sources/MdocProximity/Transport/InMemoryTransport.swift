@@ -1,4 +1,5 @@
 import Foundation
+import WalletCrypto
 import WalletRuntime
 
 /// Two connected ends in one process: what one sends, the other receives.
@@ -30,7 +31,7 @@ public final class InMemoryTransport: MdocTransport {
 
         /// Starts listening under a fresh name.
         public func listen(context: ConnectionContext) async throws(ProximityError) -> any MdocTransportListener {
-            let listener = Listener(name: UUID().uuidString, exchange: self, clock: clock)
+            let listener = Listener(name: SystemRandom().uuid().uuidString, exchange: self, clock: clock)
             listeners.withLock { $0[listener.name] = listener }
             return listener
         }

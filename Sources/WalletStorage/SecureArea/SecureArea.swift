@@ -188,7 +188,7 @@ extension SecureArea {
         var created: [KeyInfo] = []
         do {
             for _ in 0..<count {
-                created.append(try await createKey(alias: "\(aliasPrefix)-\(UUID().uuidString.lowercased())", options: options))
+                created.append(try await createKey(alias: "\(aliasPrefix)-\(SystemRandom().uuid().uuidString.lowercased())", options: options))
             }
         } catch {
             for info in created { try? await deleteKey(alias: info.alias) }

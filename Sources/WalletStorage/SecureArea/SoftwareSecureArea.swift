@@ -114,7 +114,7 @@ public actor SoftwareSecureArea: SecureArea {
         var prepared: [PreparedKey] = []
         prepared.reserveCapacity(count)
         for _ in 0..<count {
-            let alias = "\(aliasPrefix)-\(UUID().uuidString.lowercased())"
+            let alias = "\(aliasPrefix)-\(SystemRandom().uuid().uuidString.lowercased())"
             try checkAlias(alias)
             prepared.append(try prepare(alias: alias, options: options))
         }

@@ -135,7 +135,7 @@ extension CredentialStore {
     /// present, are encrypted like refresh tokens.
     @discardableResult
     public func record(_ entry: TransactionLogEntry) throws(StorageError) -> TransactionLogEntry {
-        let id = entry.id.isEmpty ? UUID().uuidString.lowercased() : entry.id
+        let id = entry.id.isEmpty ? SystemRandom().uuid().uuidString.lowercased() : entry.id
         let (outcome, reason): (String, String?) = switch entry.outcome {
         case .completed: ("completed", nil)
         case .deferred: ("deferred", nil)

@@ -1,5 +1,6 @@
 import Foundation
 import Mdoc
+import WalletCrypto
 import WalletRuntime
 
 /// A platform's Bluetooth LE stack as the SDK needs it: it performs
@@ -150,7 +151,7 @@ public struct BLEConnector: MdocTransportConnector {
                 l2capPSM: UInt16? = nil, peripheralAddress: [UInt8]? = nil, clock: any WalletClock = SystemClock(),
                 makeRadio: @escaping @Sendable () -> any BLERadio) {
         self.init(party: party, modes: modes, useL2CAP: useL2CAP, l2capPSM: l2capPSM, peripheralAddress: peripheralAddress,
-                  clock: clock, serviceUUIDs: { UUID() }, makeRadio: makeRadio)
+                  clock: clock, serviceUUIDs: { SystemRandom().uuid() }, makeRadio: makeRadio)
     }
 
     /// A connector whose announced service UUIDs come from `serviceUUIDs` (tests
