@@ -75,10 +75,19 @@ public actor MdocReader {
         guard let endpoint = methods.lazy.map(TransportEndpoint.init(retrievalMethod:)).first(where: connector.canConnect) else {
             throw .invalidEngagement(.noUsableConnectionMethod)
         }
-        let session = try ReaderSessionCore(eReaderKey: eReaderKey, deviceEngagement: engagement, handover: handover)
-        transport = try await connector.connect(to: endpoint, context: ConnectionContext(eDeviceKeyBytes: engagement.security.eDeviceKeyBytes),
-                                                timeout: messageTimeout)
-        core = session
+        // The engagement's key is checked before connecting (the error ReaderSessionCore
+        // would give); the session keys are derived after, while the mdoc accepts the
+        // connection and starts its side, so the two overlap.
+        do { _ = try engagement.security.ecPublicKey() } catch { throw .sessionEncryptionFailed(error) }
+        let connection = try await connector.connect(to: endpoint, context: ConnectionContext(eDeviceKeyBytes: engagement.security.eDeviceKeyBytes),
+                                                     timeout: messageTimeout)
+        do {
+            core = try ReaderSessionCore(eReaderKey: eReaderKey, deviceEngagement: engagement, handover: handover)
+        } catch {
+            await connection.close()
+            throw error
+        }
+        transport = connection
     }
 
     /// Offers a ReaderEngagement for reverse engagement: listens and returns the `mdoc:`
