@@ -75,10 +75,9 @@ public actor MdocReader {
         guard let endpoint = methods.lazy.map(TransportEndpoint.init(retrievalMethod:)).first(where: connector.canConnect) else {
             throw .invalidEngagement(.noUsableConnectionMethod)
         }
-        // The engagement's key is checked before connecting (the error ReaderSessionCore
-        // would give); the session keys are derived after, while the mdoc accepts the
-        // connection and starts its side, so the two overlap.
-        do { _ = try engagement.security.ecPublicKey() } catch { throw .sessionEncryptionFailed(error) }
+        // The engagement's key is checked before connecting; the session keys are derived
+        // after, while the mdoc accepts the connection and starts its side, so the two overlap.
+        _ = try ReaderSessionCore.deviceKey(of: engagement)
         let connection = try await connector.connect(to: endpoint, context: ConnectionContext(eDeviceKeyBytes: engagement.security.eDeviceKeyBytes),
                                                      timeout: messageTimeout)
         do {

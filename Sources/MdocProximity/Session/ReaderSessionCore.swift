@@ -34,8 +34,8 @@ public struct ReaderSessionCore: Sendable {
         eReaderKeyEncoded = keyBytes
         let transcript = SessionTranscript(deviceEngagement: deviceEngagement, eReaderKeyEncoded: keyBytes, handover: handover)
         sessionTranscript = transcript
+        let deviceKey = try Self.deviceKey(of: deviceEngagement)
         do throws(MdocError) {
-            let deviceKey = try deviceEngagement.security.ecPublicKey()
             let secret: SharedSecret
             do { secret = try eReaderKey.sharedSecret(with: deviceKey) } catch { throw .crypto(error) }
             encryption = SessionEncryption(role: .reader, keys: try SessionKeys(sharedSecret: secret, sessionTranscript: transcript),
@@ -43,6 +43,12 @@ public struct ReaderSessionCore: Sendable {
         } catch {
             throw .sessionEncryptionFailed(error)
         }
+    }
+
+    /// The engagement's EDeviceKey as an EC key: what a session with it agrees keys
+    /// with, or the error such a session fails with (checked before connecting).
+    static func deviceKey(of engagement: DeviceEngagement) throws(ProximityError) -> ECPublicKey {
+        do { return try engagement.security.ecPublicKey() } catch { throw .sessionEncryptionFailed(error) }
     }
 
     /// The message carrying `request`: SessionEstablishment first, SessionData after.

@@ -89,19 +89,11 @@ final class SocketHandle: Sendable {
 
     /// Connects (blocking) to `host:port`, a numeric IPv4 address.
     static func connect(host: String, port: UInt16) -> Result<SocketHandle, ProximityError> {
-        guard var address = address(host: host, port: port) else { return .failure(.transportFailed(.invalidAddress(host))) }
-        let fd = makeSocket()
-        guard fd >= 0 else { return .failure(failure(.socket)) }
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sysConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        switch startConnect(host: host, port: port) {
+        case .connected(let socket): .success(socket)
+        case .pending(let socket): socket.finishConnect()
+        case .failed(let error): .failure(error)
         }
-        guard status == 0 else {
-            let error = failure(.connect)
-            _ = sysClose(fd)
-            return .failure(error)
-        }
-        setNoDelay(fd)
-        return .success(SocketHandle(fd: fd))
     }
 
     /// How a connect started without blocking stands.

@@ -72,19 +72,19 @@ public final class TCPTransport: MdocTransport {
     /// `timeout` of `clock`.
     static func connect(host: String, port: UInt16, timeout: Duration?, maxMessageSize: Int, clock: any WalletClock,
                         dial: Dial?) async throws(ProximityError) -> TCPTransport {
-        let wait: Dial
+        let wait: @Sendable () -> Result<SocketHandle, ProximityError>
         if let dial {
-            wait = dial
+            wait = { dial(host, port) }
         } else {
             switch SocketHandle.startConnect(host: host, port: port) {
             case .connected(let socket): return TCPTransport(socket: socket, maxMessageSize: maxMessageSize, clock: clock)
             case .failed(let error): throw error
-            case .pending(let socket): wait = { _, _ in socket.finishConnect() }
+            case .pending(let socket): wait = socket.finishConnect
             }
         }
         let outcome = Mailbox<Result<SocketHandle, ProximityError>>(clock: clock)
         BlockingIO.shared.run {
-            let result = wait(host, port)
+            let result = wait()
             if !outcome.push(result), case .success(let socket) = result { socket.release() }   // abandoned
         }
         let result: Result<SocketHandle, ProximityError>
