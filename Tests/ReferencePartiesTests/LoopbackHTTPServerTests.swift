@@ -412,7 +412,14 @@ struct LoopbackChildProcess {
             if idle >= 0 { close(idle) }
         }
         let fdsAfter = openFileDescriptorCount()
-        let mhdThreadsAfter = threadCount(namedWithPrefix: "MHD")
+        // MHD_stop_daemon's pthread_join returns once the kernel clears the thread's id,
+        // a moment before it takes the thread out of /proc/self/task: count again until
+        // it has (a leaked thread stays, and is still counted after the bound).
+        var mhdThreadsAfter = threadCount(namedWithPrefix: "MHD")
+        for _ in 0..<10_000 where mhdThreadsAfter > 0 {
+            try? await Task.sleep(for: .milliseconds(1))
+            mhdThreadsAfter = threadCount(namedWithPrefix: "MHD")
+        }
         let report = "leak-probe cycles=\(cycles) answered=\(answered) fdsBefore=\(fdsBefore) fdsAfter=\(fdsAfter) "
             + "mhdThreadsDuring=\(mhdThreadsDuring) mhdThreadsAfter=\(mhdThreadsAfter)\n"
         FileHandle.standardOutput.write(Data(report.utf8))
