@@ -148,12 +148,13 @@ let hangGuard: Duration = .seconds(600)
 /// Linux), for tests that count the connections they accept. Listeners bound to port 0
 /// get ephemeral ports, and a test elsewhere in the run that connects to its own closed
 /// listener's port can land on whoever got that number next; no test connects to these.
-func privateTCPListener(maxMessageSize: Int = TCPTransport.defaultMaxMessageSize) throws -> TCPListener {
+func privateTCPListener(maxMessageSize: Int = TCPTransport.defaultMaxMessageSize, watched: Bool = true) throws -> TCPListener {
     var generator = SystemRandomNumberGenerator()
     var lastError: ProximityError?
     for _ in 0..<64 {
         do {
-            return try TCPListener(port: UInt16.random(in: 20_000..<32_768, using: &generator), maxMessageSize: maxMessageSize)
+            return try TCPListener(host: "127.0.0.1", port: UInt16.random(in: 20_000..<32_768, using: &generator),
+                                   maxMessageSize: maxMessageSize, clock: SystemClock(), watched: watched)
         } catch { lastError = error }   // that port is taken: draw another
     }
     throw lastError ?? ProximityError.connectionClosed

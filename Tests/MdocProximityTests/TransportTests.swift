@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MdocProximity
+import WalletRuntime
 
 @Suite("Transports: in-memory and TCP loopback")
 struct TransportTests {
@@ -141,4 +142,103 @@ struct TransportTests {
             try await TCPTransport.connect(host: "not-an-ip", port: port)
         }
     }
+
+    /// A raw socket connected to `listener`, and the transport the listener accepted.
+    private static func rawPeer(_ listener: TCPListener) async throws -> (SocketHandle, any MdocTransport) {
+        let address = try #require(listener.endpoint.tcpAddress)
+        async let accepted = listener.accept(timeout: hangGuard)
+        let raw = try SocketHandle.connect(host: address.host, port: address.port).get()
+        return (raw, try await accepted)
+    }
+
+    /// Where the reactor reads (Linux), and where a BlockingIO loop does (elsewhere, or no epoll).
+    static let readers = [true, false]
+
+    @Test("TCP frames arriving a few bytes at a time, or two in one write, are each delivered whole", arguments: readers)
+    func tcpPiecemealFrames(watched: Bool) async throws {
+        let listener = try privateTCPListener(watched: watched)
+        let (raw, server) = try await Self.rawPeer(listener)
+        let body = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let frame = [0, 0, 0x13, 0x88] + body
+        // The header a byte at a time, then the body in uneven pieces; the pauses only
+        // make separate arrivals likely, the outcome does not depend on them.
+        let cuts = [1, 2, 3, 4, 100, 101, 2600, frame.count]
+        var from = 0
+        for cut in cuts {
+            #expect(throws: Never.self) { try raw.writeAll(frame[from..<cut]).get() }
+            from = cut
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        #expect(try await server.receive(timeout: hangGuard) == body)
+        // Two frames (the second empty) and the header of a third in one write.
+        #expect(throws: Never.self) { try raw.writeAll([0, 0, 0, 2, 9, 8, 0, 0, 0, 0, 0, 0][...]).get() }
+        #expect(try await server.receive(timeout: hangGuard) == [9, 8])
+        #expect(try await server.receive(timeout: hangGuard) == [])
+        // The third frame's body never comes whole: the stream ends inside it.
+        #expect(throws: Never.self) { try raw.writeAll([0, 10, 1, 2, 3][...]).get() }
+        raw.shutdown()
+        await #expect(throws: ProximityError.malformedFrame(.lengthMismatch(declared: 10, actual: 0))) {
+            try await server.receive(timeout: hangGuard)
+        }
+        raw.release()
+        await server.close(); await listener.close()
+    }
+
+    @Test("a TCP stream that ends inside a frame's header ends the transport cleanly", arguments: readers)
+    func tcpEndInsideHeader(watched: Bool) async throws {
+        let listener = try privateTCPListener(watched: watched)
+        let (raw, server) = try await Self.rawPeer(listener)
+        #expect(throws: Never.self) { try raw.writeAll([0, 0, 0, 1, 42, 0, 0][...]).get() }
+        #expect(try await server.receive(timeout: hangGuard) == [42])
+        raw.shutdown()
+        await #expect(throws: ProximityError.connectionClosed) { try await server.receive(timeout: hangGuard) }
+        raw.release()
+        await server.close(); await listener.close()
+    }
+
+    @Test("without the reactor, TCP frames by length both ways, rejects an oversized one, and the listener closes", arguments: [1024])
+    func tcpBlockingLoops(limit: Int) async throws {
+        let listener = try privateTCPListener(maxMessageSize: limit, watched: false)
+        #expect(listener.watchToken == nil)
+        let (raw, server) = try await Self.rawPeer(listener)
+        let address = try #require(listener.endpoint.tcpAddress)
+        async let accepted = listener.accept(timeout: hangGuard)
+        let client = TCPTransport(socket: try SocketHandle.connect(host: address.host, port: address.port).get(),
+                                  maxMessageSize: limit, clock: SystemClock(), watched: false)
+        let other = try await accepted
+        for message in [[], [1], [UInt8](repeating: 7, count: limit)] {
+            try await client.send(message)
+            #expect(try await other.receive(timeout: hangGuard) == message)
+            try await other.send(message.reversed())
+            #expect(try await client.receive(timeout: hangGuard) == message.reversed())
+        }
+        #expect(throws: Never.self) { try raw.writeAll([0, 0, 0x08, 0x00][...]).get() }
+        await #expect(throws: ProximityError.malformedFrame(.declaredLengthTooLarge(declared: 2048, limit: limit))) {
+            try await server.receive(timeout: hangGuard)
+        }
+        raw.release()
+        await client.close()
+        await #expect(throws: ProximityError.connectionClosed) { try await other.receive(timeout: hangGuard) }
+        await other.close(); await server.close(); await listener.close()
+        await #expect(throws: ProximityError.connectionClosed) { try await listener.accept(timeout: hangGuard) }
+    }
+
+    #if os(Linux)
+    @Test("a closed TCP listener's reactor watch ends, with or without an accept waiting")
+    func tcpListenerWatchEnds() async throws {
+        let reactor = try #require(SocketReactor.shared)
+        for waiting in [false, true] {
+            let listener = try privateTCPListener()
+            let token = try #require(listener.watchToken)
+            #expect(reactor.isWatching(token))
+            let accept = Task { try await listener.accept(timeout: hangGuard) }
+            if !waiting { accept.cancel() }
+            await listener.close()
+            await #expect(throws: ProximityError.self) { try await accept.value }
+            // The reactor's thread ends the watch when it runs; bounded, never a pass by timing.
+            for _ in 0..<1000 where reactor.isWatching(token) { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(!reactor.isWatching(token))
+        }
+    }
+    #endif
 }

@@ -1,6 +1,9 @@
 import WalletRuntime
 #if canImport(Glibc)
 import Glibc
+#if os(Linux)
+internal import CEpoll
+#endif
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -272,6 +275,67 @@ final class SocketHandle: Sendable {
         }
         return .success(offset)
     }
+
+    // MARK: Without waiting (the reactor's thread; the caller holds an ownership)
+
+    /// What a read that does not wait found.
+    enum ReceiveOutcome {
+        /// This many bytes (at least one).
+        case received(Int)
+        /// Nothing has arrived yet.
+        case wouldBlock
+        /// The stream ended (the peer's end, a reset, or this side's shutdown).
+        case closed
+        case failed(ProximityError)
+    }
+
+    /// Reads what has arrived, at most `count` (at least 1) bytes into `buffer`, without
+    /// waiting. Errors are those of ``readExactly(into:count:)``.
+    func receiveWithoutBlocking(into buffer: UnsafeMutableRawPointer, count: Int) -> ReceiveOutcome {
+        while true {
+            let n = recv(fd, buffer, count, Int32(MSG_DONTWAIT))
+            if n > 0 { return .received(n) }
+            if n == 0 { return .closed }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
+            if isShutDown || errno == ECONNRESET { return .closed }
+            return .failed(Self.failure(.receive))
+        }
+    }
+
+    /// Accepts a waiting connection without waiting (the listening descriptor is in
+    /// non-blocking mode, see ``setNonBlocking()``): `.idle` when none waits.
+    func acceptWithoutBlocking() -> AcceptOutcome {
+        if isShutDown { return .stopped }
+        let client = sysAccept(fd)
+        if client < 0 {
+            if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED { return .idle }
+            return isShutDown ? .stopped : .failed(Self.failure(.accept))
+        }
+        Self.setNoDelay(client)
+        return .accepted(SocketHandle(fd: client))
+    }
+
+    /// Puts a listening descriptor in non-blocking mode, so that an accept after a
+    /// readiness report never waits (Linux: the connections it accepts stay blocking).
+    func setNonBlocking() -> Bool { Self.setBlocking(fd, false) }
+
+    #if os(Linux)
+    /// Adds the descriptor to the epoll instance `epoll`, reporting input and the peer's
+    /// end (level-triggered) with `token`.
+    func addWatch(to epoll: Int32, token: UInt64) -> Bool {
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+        event.data.u64 = token
+        return epoll_ctl(epoll, Int32(EPOLL_CTL_ADD), fd, &event) == 0
+    }
+
+    /// Takes the descriptor out of `epoll` (before the ownership that watched it is released).
+    func removeWatch(from epoll: Int32) {
+        var event = epoll_event()
+        _ = epoll_ctl(epoll, Int32(EPOLL_CTL_DEL), fd, &event)
+    }
+    #endif
 
     private func sendFailure() -> ProximityError {
         errno == EPIPE || errno == ECONNRESET || isShutDown ? .connectionClosed : Self.failure(.send)

@@ -8,8 +8,9 @@ import WalletRuntime
 /// and loopback demos; engagements announce it with a private method type that
 /// standard readers ignore, and nothing in the SDK uses it unless asked to.
 ///
-/// A read loop on ``BlockingIO`` reads frames into a ``Mailbox``, so no cooperative
-/// thread blocks on the socket. A frame is written by the sending task itself when the
+/// Frames are read into a ``Mailbox`` as they arrive, on Linux by the carrier's one
+/// ``SocketReactor`` thread (epoll), elsewhere by a read loop on ``BlockingIO``, so no
+/// cooperative thread blocks on the socket. A frame is written by the sending task itself when the
 /// socket's buffer takes all of it at once (the usual case), and otherwise by a serial
 /// queue, which then also takes every later frame until it has caught up, so frames keep
 /// their order. The descriptor is shared by the reader and the writer and closed by
@@ -40,12 +41,22 @@ public final class TCPTransport: MdocTransport {
         case queued(QueuedWrite)
     }
 
-    /// Takes over `socket` (the caller's ownership becomes the writer's).
-    init(socket: SocketHandle, maxMessageSize: Int, clock: any WalletClock) {
+    /// Takes over `socket` (the caller's ownership becomes the writer's). With `watched`
+    /// (the default) the reactor reads where there is one; without, a ``BlockingIO`` loop
+    /// (tests of that path).
+    init(socket: SocketHandle, maxMessageSize: Int, clock: any WalletClock, watched: Bool = true) {
         self.socket = socket
         self.maxMessageSize = maxMessageSize
         self.inbox = Mailbox(clock: clock)
-        socket.retain()   // the read loop's ownership
+        socket.retain()   // the reader's ownership
+        #if os(Linux)
+        let partial = LockedBox(PartialFrame())
+        if watched, let reactor = SocketReactor.shared, reactor.watch(socket, handler: { [socket, inbox] in
+            partial.withLock { TCPTransport.readAvailable(socket: socket, inbox: inbox, maxMessageSize: maxMessageSize, frame: &$0) }
+        }) != nil {
+            return
+        }
+        #endif
         BlockingIO.shared.run { [socket, inbox] in
             TCPTransport.readLoop(socket: socket, inbox: inbox, maxMessageSize: maxMessageSize)
             socket.release()
@@ -154,15 +165,80 @@ public final class TCPTransport: MdocTransport {
     }
 
     private func shutDownAndRelease() {
-        let first = writing.withLock { state -> Bool in
+        // nil: closed before; true: frames still wait for the writer queue.
+        let writesQueued = writing.withLock { state -> Bool? in
             defer { state.closed = true }
-            return !state.closed
+            return state.closed ? nil : state.queued > 0
         }
-        guard first else { return }
+        guard let writesQueued else { return }
         socket.shutdown()
-        writer.async { [socket] in socket.release() }
+        // With nothing queued the writer holds no write in flight, and none can start
+        // after `closed`: its ownership is released here, without a queue hop.
+        if writesQueued { writer.async { [socket] in socket.release() } } else { socket.release() }
     }
 
+    /// A frame partly read by ``readAvailable(socket:inbox:maxMessageSize:frame:)``.
+    private struct PartialFrame {
+        var header: [UInt8] = [0, 0, 0, 0]
+        var headerCount = 0
+        /// Allocated once the header is whole and the length within the limit.
+        var body: [UInt8]?
+        var bodyCount = 0
+    }
+
+    /// The reactor's handler: reads what has arrived into `frame`, delivers each frame
+    /// as it completes, and returns `false` once the stream has ended (the same ends,
+    /// errors and limit as ``readLoop(socket:inbox:maxMessageSize:)``).
+    private static func readAvailable(socket: SocketHandle, inbox: Mailbox<[UInt8]>, maxMessageSize: Int,
+                                      frame: inout PartialFrame) -> Bool {
+        while true {
+            if frame.body == nil {
+                let have = frame.headerCount
+                let outcome = frame.header.withUnsafeMutableBytes { raw in
+                    socket.receiveWithoutBlocking(into: raw.baseAddress! + have, count: 4 - have)
+                }
+                switch outcome {
+                case .wouldBlock: return true
+                case .closed: inbox.finish(); return false
+                case .failed(let error): inbox.finish(error); return false
+                case .received(let count): frame.headerCount += count
+                }
+                guard frame.headerCount == 4 else { continue }
+                let header = frame.header
+                let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+                // Enforce the limit before allocating the body.
+                guard length <= maxMessageSize else {
+                    inbox.finish(.malformedFrame(.declaredLengthTooLarge(declared: length, limit: maxMessageSize)))
+                    socket.shutdown()
+                    return false
+                }
+                frame.body = [UInt8](repeating: 0, count: length)
+                frame.bodyCount = 0
+            }
+            let have = frame.bodyCount
+            if have < frame.body!.count {
+                let outcome = frame.body!.withUnsafeMutableBytes { raw in
+                    socket.receiveWithoutBlocking(into: raw.baseAddress! + have, count: raw.count - have)
+                }
+                switch outcome {
+                case .wouldBlock: return true
+                case .closed:
+                    inbox.finish(.malformedFrame(.lengthMismatch(declared: frame.body!.count, actual: 0)))
+                    return false
+                case .failed(let error): inbox.finish(error); return false
+                case .received(let count): frame.bodyCount += count
+                }
+            }
+            if frame.bodyCount == frame.body!.count {
+                let body = frame.body!
+                frame = PartialFrame()
+                guard inbox.push(body) else { return false }
+            }
+        }
+    }
+
+    /// The read loop where no reactor serves (other platforms, or no epoll instance):
+    /// blocking reads on a ``BlockingIO`` thread.
     private static func readLoop(socket: SocketHandle, inbox: Mailbox<[UInt8]>, maxMessageSize: Int) {
         var header = [UInt8](repeating: 0, count: 4)
         while true {
@@ -224,9 +300,10 @@ private final class QueuedWrite: Sendable {
 /// Listens on a TCP port of `127.0.0.1` (or another IPv4 address) for the SDK's TCP
 /// test carrier (not an ISO 18013-5 carrier; see ``TCPTransport``).
 ///
-/// One loop on ``BlockingIO`` accepts for the listener's lifetime and hands connections
-/// to a ``Mailbox``, so each `accept` owns its timeout; closing shuts the socket down,
-/// and the accept loop, which owns the descriptor with the listener, lets go of it last.
+/// Connections are accepted as they come for the listener's lifetime (on Linux by the
+/// ``SocketReactor``, elsewhere by a loop on ``BlockingIO``) and handed to a
+/// ``Mailbox``, so each `accept` owns its timeout; closing shuts the socket down, and
+/// the accepting side, which owns the descriptor with the listener, lets go of it last.
 public final class TCPListener: MdocTransportListener {
     private let socket: SocketHandle
     private let host: String
@@ -235,11 +312,22 @@ public final class TCPListener: MdocTransportListener {
     private let clock: any WalletClock
     private let incoming: Mailbox<SocketHandle>
     private let closed = LockedBox(false)
+    private let watched: Bool
+    /// The token of the reactor's watch that accepts in place of the accept loop (Linux;
+    /// internal for tests).
+    let watchToken: UInt64?
 
     /// Binds `host:port` (port 0 picks a free one) and listens.
-    public init(host: String = "127.0.0.1", port: UInt16 = 0, maxMessageSize: Int = TCPTransport.defaultMaxMessageSize,
-                clock: any WalletClock = SystemClock()) throws(ProximityError) {
+    public convenience init(host: String = "127.0.0.1", port: UInt16 = 0, maxMessageSize: Int = TCPTransport.defaultMaxMessageSize,
+                            clock: any WalletClock = SystemClock()) throws(ProximityError) {
+        try self.init(host: host, port: port, maxMessageSize: maxMessageSize, clock: clock, watched: true)
+    }
+
+    /// A listener that accepts with the reactor where there is one (`watched`), or with a
+    /// ``BlockingIO`` loop, and whose connections read the same way (tests of both paths).
+    init(host: String, port: UInt16, maxMessageSize: Int, clock: any WalletClock, watched: Bool) throws(ProximityError) {
         let (socket, bound) = try SocketHandle.listen(host: host, port: port).get()
+        self.watched = watched
         self.socket = socket
         self.host = host
         self.port = bound
@@ -247,6 +335,15 @@ public final class TCPListener: MdocTransportListener {
         self.clock = clock
         self.incoming = Mailbox(clock: clock)
         socket.retain()   // the accept loop's ownership
+        #if os(Linux)
+        if watched, let reactor = SocketReactor.shared, socket.setNonBlocking(), let token = reactor.watch(socket, handler: { [socket, incoming] in
+            TCPListener.acceptAvailable(socket: socket, incoming: incoming)
+        }) {
+            watchToken = token
+            return
+        }
+        #endif
+        watchToken = nil
         BlockingIO.shared.run { [socket, incoming] in
             TCPListener.acceptLoop(socket: socket, incoming: incoming)
             socket.release()
@@ -261,7 +358,7 @@ public final class TCPListener: MdocTransportListener {
     /// Waits for a connection.
     public func accept(timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
         let accepted = try await incoming.next(timeout: timeout)
-        return TCPTransport(socket: accepted, maxMessageSize: maxMessageSize, clock: clock)
+        return TCPTransport(socket: accepted, maxMessageSize: maxMessageSize, clock: clock, watched: watched)
     }
 
     /// Accepts waiting for a connection now (for tests).
@@ -282,9 +379,28 @@ public final class TCPListener: MdocTransportListener {
             pending.release()
         }
         socket.shutdown()
+        #if os(Linux)
+        // A shut-down listening socket may report nothing: the watch ends when poked.
+        if let watchToken { SocketReactor.shared?.poke(watchToken) }
+        #endif
         socket.release()
     }
 
+    /// The reactor's handler: accepts every connection waiting, and returns `false` once
+    /// the listener was closed or failed (as ``acceptLoop(socket:incoming:)`` ends).
+    private static func acceptAvailable(socket: SocketHandle, incoming: Mailbox<SocketHandle>) -> Bool {
+        while true {
+            switch socket.acceptWithoutBlocking() {
+            case .idle: return true
+            case .stopped: incoming.finish(.connectionClosed); return false
+            case .failed(let error): incoming.finish(error); return false
+            case .accepted(let client):
+                if !incoming.push(client) { client.release(); return false }
+            }
+        }
+    }
+
+    /// The accept loop where no reactor serves: polls on a ``BlockingIO`` thread.
     private static func acceptLoop(socket: SocketHandle, incoming: Mailbox<SocketHandle>) {
         while true {
             switch socket.acceptOnce(pollMilliseconds: 100) {
