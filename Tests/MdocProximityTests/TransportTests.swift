@@ -224,8 +224,8 @@ struct TransportTests {
     }
 
     #if os(Linux)
-    @Test("a closed TCP listener's reactor watch ends, with or without an accept waiting")
-    func tcpListenerWatchEnds() async throws {
+    @Test("closing a TCP listener or transport ends its reactor watch at once; the peer's ends when it sees the end")
+    func tcpWatchesEnd() async throws {
         let reactor = try #require(SocketReactor.shared)
         for waiting in [false, true] {
             let listener = try privateTCPListener()
@@ -234,11 +234,24 @@ struct TransportTests {
             let accept = Task { try await listener.accept(timeout: hangGuard) }
             if !waiting { accept.cancel() }
             await listener.close()
-            await #expect(throws: ProximityError.self) { try await accept.value }
-            // The reactor's thread ends the watch when it runs; bounded, never a pass by timing.
-            for _ in 0..<1000 where reactor.isWatching(token) { try await Task.sleep(for: .milliseconds(10)) }
             #expect(!reactor.isWatching(token))
+            await #expect(throws: ProximityError.self) { try await accept.value }
         }
+        let listener = try privateTCPListener()
+        let address = try #require(listener.endpoint.tcpAddress)
+        async let accepted = listener.accept(timeout: hangGuard)
+        let client = try await TCPTransport.connect(host: address.host, port: address.port)
+        let server = try #require(try await accepted as? TCPTransport)
+        let (clientToken, serverToken) = (try #require(client.watchToken), try #require(server.watchToken))
+        #expect(reactor.isWatching(clientToken) && reactor.isWatching(serverToken))
+        await client.close()
+        #expect(!reactor.isWatching(clientToken))
+        await #expect(throws: ProximityError.connectionClosed) { try await server.receive(timeout: hangGuard) }
+        // The reactor ends the server's watch once its handler, which delivered the end,
+        // returns; bounded, never a pass by timing.
+        for _ in 0..<1000 where reactor.isWatching(serverToken) { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(!reactor.isWatching(serverToken))
+        await server.close(); await listener.close()
     }
     #endif
 }

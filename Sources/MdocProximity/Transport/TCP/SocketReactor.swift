@@ -17,8 +17,8 @@ import WalletRuntime
 /// A handler reads what has arrived without waiting and returns whether to keep
 /// watching; when it returns `false` the socket leaves the epoll set and the watch's
 /// ownership of it is released. All the handlers run on the reactor's thread, one at a
-/// time, so a handler's state is only ever touched by one thread. ``poke(_:)`` runs a
-/// handler without a report (a listener that closes has no input to report).
+/// time. The socket's owner ends the watch itself with ``end(_:)`` when it closes, so a
+/// socket this side closes costs the reactor no wake-up.
 final class SocketReactor: Sendable {
     /// The carrier's reactor; `nil` when the kernel gave no epoll instance (the carrier
     /// then keeps its ``BlockingIO`` loops).
@@ -27,36 +27,31 @@ final class SocketReactor: Sendable {
     /// What a watched socket does when reported: `false` once it is done.
     typealias Handler = @Sendable () -> Bool
 
-    private struct Watch {
+    private final class Watch: Sendable {
         let socket: SocketHandle
         let handler: Handler
+        /// Whether the watch has ended; the handler runs under this lock, so ``end(_:)``
+        /// waits for a call in progress and no call starts after it.
+        let ended = LockedBox(false)
+
+        init(socket: SocketHandle, handler: @escaping Handler) {
+            self.socket = socket
+            self.handler = handler
+        }
     }
 
     private struct State {
         var watches: [UInt64: Watch] = [:]
         var nextToken: UInt64 = 1
-        var poked: [UInt64] = []
     }
 
     private let epoll: Int32
-    /// An `eventfd` in the set with token 0: written by ``poke(_:)``.
-    private let wake: Int32
     private let state = LockedBox(State())
 
     private init?() {
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epoll >= 0 else { return nil }
-        let wake = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.u64 = 0
-        guard wake >= 0, epoll_ctl(epoll, Int32(EPOLL_CTL_ADD), wake, &event) == 0 else {
-            if wake >= 0 { close(wake) }
-            close(epoll)
-            return nil
-        }
         self.epoll = epoll
-        self.wake = wake
         let thread = Thread { [self] in run() }
         thread.name = "MdocProximity.SocketReactor"
         thread.start()
@@ -64,7 +59,7 @@ final class SocketReactor: Sendable {
 
     /// Watches `socket`, taking over one ownership of it that the caller took; `nil`
     /// (and the ownership is still the caller's) when the kernel refused the registration.
-    /// Returns the watch's token, for ``poke(_:)``.
+    /// Returns the watch's token, for ``end(_:)``.
     func watch(_ socket: SocketHandle, handler: @escaping Handler) -> UInt64? {
         let token = state.withLock { state -> UInt64 in
             defer { state.nextToken += 1 }
@@ -78,11 +73,16 @@ final class SocketReactor: Sendable {
         return token
     }
 
-    /// Runs the handler of `token` on the reactor's thread soon, reported or not; nothing
-    /// once the watch has ended.
-    func poke(_ token: UInt64) {
-        state.withLock { $0.poked.append(token) }
-        _ = eventfd_write(wake, 1)
+    /// Ends the watch of `token` from any thread (the socket's owner closing it): waits
+    /// for a handler call in progress, calls the handler no more, takes the socket out of
+    /// the epoll set and releases the watch's ownership. Nothing once the watch has ended.
+    func end(_ token: UInt64) {
+        guard let watch = state.withLock({ $0.watches[token] }) else { return }
+        let first = watch.ended.withLock { ended -> Bool in
+            defer { ended = true }
+            return !ended
+        }
+        if first { remove(token) }
     }
 
     /// Whether the watch of `token` goes on (for tests).
@@ -99,26 +99,24 @@ final class SocketReactor: Sendable {
                 if errno != EINTR { usleep(1000) }
                 continue
             }
-            for index in 0..<Int(count) {
-                let token = events[index].data.u64
-                if token == 0 {
-                    var value: eventfd_t = 0
-                    _ = eventfd_read(wake, &value)
-                    for poked in state.withLock({ state in defer { state.poked.removeAll() }; return state.poked }) {
-                        serve(poked)
-                    }
-                } else {
-                    serve(token)
-                }
-            }
+            for index in 0..<Int(count) { serve(events[index].data.u64) }
         }
     }
 
     private func serve(_ token: UInt64) {
         guard let watch = state.withLock({ $0.watches[token] }) else { return }
-        guard !watch.handler() else { return }
+        let done = watch.ended.withLock { ended -> Bool in
+            guard !ended, !watch.handler() else { return false }
+            ended = true
+            return true
+        }
+        if done { remove(token) }
+    }
+
+    /// Called once per watch, by whichever ended it.
+    private func remove(_ token: UInt64) {
+        guard let watch = state.withLock({ $0.watches.removeValue(forKey: token) }) else { return }
         watch.socket.removeWatch(from: epoll)
-        state.withLock { _ = $0.watches.removeValue(forKey: token) }
         watch.socket.release()
     }
 }

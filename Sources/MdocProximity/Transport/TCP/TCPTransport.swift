@@ -24,6 +24,8 @@ public final class TCPTransport: MdocTransport {
     private let writer = DispatchQueue(label: "MdocProximity.TCPTransport.write")
     private let maxMessageSize: Int
     private let writing = LockedBox(WriteState())
+    /// The token of the reactor's watch that reads the socket (Linux; internal for tests).
+    let watchToken: UInt64?
 
     /// Whether the transport was closed, and how many frames wait for the writer queue.
     /// A direct write happens under this lock, so a close cannot release the writer's
@@ -51,12 +53,14 @@ public final class TCPTransport: MdocTransport {
         socket.retain()   // the reader's ownership
         #if os(Linux)
         let partial = LockedBox(PartialFrame())
-        if watched, let reactor = SocketReactor.shared, reactor.watch(socket, handler: { [socket, inbox] in
+        if watched, let reactor = SocketReactor.shared, let token = reactor.watch(socket, handler: { [socket, inbox] in
             partial.withLock { TCPTransport.readAvailable(socket: socket, inbox: inbox, maxMessageSize: maxMessageSize, frame: &$0) }
-        }) != nil {
+        }) {
+            watchToken = token
             return
         }
         #endif
+        watchToken = nil
         BlockingIO.shared.run { [socket, inbox] in
             TCPTransport.readLoop(socket: socket, inbox: inbox, maxMessageSize: maxMessageSize)
             socket.release()
@@ -158,7 +162,8 @@ public final class TCPTransport: MdocTransport {
     }
 
     /// Shuts the socket down; the writer lets go of it once its pending writes are done,
-    /// the reader thread when it sees the end.
+    /// the reactor's watch at once (a read loop, where there is no reactor, when it sees
+    /// the end).
     public func close() async {
         inbox.finish()
         shutDownAndRelease()
@@ -171,6 +176,11 @@ public final class TCPTransport: MdocTransport {
             return state.closed ? nil : state.queued > 0
         }
         guard let writesQueued else { return }
+        #if os(Linux)
+        // The reader's ownership: ended here, and before the shutdown, whose end of stream
+        // would otherwise wake the reactor.
+        if let watchToken { SocketReactor.shared?.end(watchToken) }
+        #endif
         socket.shutdown()
         // With nothing queued the writer holds no write in flight, and none can start
         // after `closed`: its ownership is released here, without a queue hop.
@@ -378,11 +388,12 @@ public final class TCPListener: MdocTransportListener {
             pending.shutdown()
             pending.release()
         }
-        socket.shutdown()
         #if os(Linux)
-        // A shut-down listening socket may report nothing: the watch ends when poked.
-        if let watchToken { SocketReactor.shared?.poke(watchToken) }
+        // The reactor's watch ends here (a shut-down listening socket may report nothing,
+        // or report its hang-up until the watch ends).
+        if let watchToken { SocketReactor.shared?.end(watchToken) }
         #endif
+        socket.shutdown()
         socket.release()
     }
 
