@@ -253,5 +253,53 @@ struct TransportTests {
         #expect(!reactor.isWatching(serverToken))
         await server.close(); await listener.close()
     }
+
+    /// Sockets of this process in the kernel's `SYN_SENT` state towards `port` on
+    /// 127.0.0.1, from /proc/net/tcp.
+    static func synSent(to port: UInt16) throws -> Int {
+        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        let remote = String(format: "0100007F:%04X", port)
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2] == remote && fields[3] == "02"
+        }.count
+    }
+
+    @Test("a TCP connect left pending (the peer's accept queue is full) times out and is closed at once; one that completes later connects")
+    func tcpPendingConnect() async throws {
+        // Backlog 0: the kernel queues one connection and drops the SYNs of the next.
+        let (listening, port) = try SocketHandle.listen(host: "127.0.0.1", port: 0, backlog: 0).get()
+        let first = try await TCPTransport.connect(host: "127.0.0.1", port: port, timeout: hangGuard)
+        await #expect(throws: ProximityError.timeout(seconds: 0.2)) {
+            try await TCPTransport.connect(host: "127.0.0.1", port: port, timeout: .milliseconds(200))
+        }
+        // Given up: closed, not left retrying its SYN.
+        #expect(try Self.synSent(to: port) == 0)
+        // A connect that waits while the queue frees up connects once the kernel retries
+        // its SYN (about a second later) and the reactor sees it writable.
+        let pending = Task { try await TCPTransport.connect(host: "127.0.0.1", port: port, timeout: hangGuard) }
+        // Accepting (and reading) blocks, so it runs off the cooperative pool.
+        let queued = await withCheckedContinuation { (done: CheckedContinuation<[SocketHandle], Never>) in
+            DispatchQueue.global().async {
+                var queued: [SocketHandle] = []
+                while queued.count < 2 {
+                    if case .accepted(let socket) = listening.acceptOnce(pollMilliseconds: 100) { queued.append(socket) }
+                }
+                done.resume(returning: queued)
+            }
+        }
+        let second = try await pending.value
+        try await second.send([7, 7])
+        let received = await withCheckedContinuation { (done: CheckedContinuation<[UInt8]?, Never>) in
+            DispatchQueue.global().async {
+                var bytes = [UInt8](repeating: 0, count: 6)
+                guard case .done = queued[1].readExactly(into: &bytes, count: 6) else { return done.resume(returning: nil) }
+                done.resume(returning: bytes)
+            }
+        }
+        #expect(received == [0, 0, 0, 2, 7, 7])
+        await first.close(); await second.close()
+        for socket in queued + [listening] { socket.shutdown(); socket.release() }
+    }
     #endif
 }

@@ -159,14 +159,20 @@ final class SocketHandle: Sendable {
     /// connected, the descriptor goes back to blocking mode for the read loop. On
     /// failure the descriptor is closed.
     private func completeConnect() -> Result<Void, ProximityError> {
+        let outcome = connectOutcome()
+        if case .failure = outcome { release() }
+        return outcome
+    }
+
+    /// After the descriptor of a pending connect became writable (or failed): the
+    /// connect's outcome (`SO_ERROR`); when connected, the descriptor is back in blocking
+    /// mode, with `TCP_NODELAY`. Closes nothing.
+    func connectOutcome() -> Result<Void, ProximityError> {
         var code: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         if getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = errno }
         if code == 0, !Self.setBlocking(fd, true) { code = errno }
-        guard code == 0 else {
-            release()
-            return .failure(.transportFailed(.socket(.connect, errno: code)))
-        }
+        guard code == 0 else { return .failure(.transportFailed(.socket(.connect, errno: code))) }
         Self.setNoDelay(fd)
         return .success(())
     }
@@ -321,11 +327,12 @@ final class SocketHandle: Sendable {
     func setNonBlocking() -> Bool { Self.setBlocking(fd, false) }
 
     #if os(Linux)
-    /// Adds the descriptor to the epoll instance `epoll`, reporting input and the peer's
-    /// end (level-triggered) with `token`.
-    func addWatch(to epoll: Int32, token: UInt64) -> Bool {
+    /// Adds the descriptor to the epoll instance `epoll` with `token`, level-triggered,
+    /// reporting input and the peer's end, or (`connecting`) the end of a pending
+    /// connect: writable, or an error.
+    func addWatch(to epoll: Int32, token: UInt64, connecting: Bool) -> Bool {
         var event = epoll_event()
-        event.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+        event.events = connecting ? EPOLLOUT.rawValue : EPOLLIN.rawValue | EPOLLRDHUP.rawValue
         event.data.u64 = token
         return epoll_ctl(epoll, Int32(EPOLL_CTL_ADD), fd, &event) == 0
     }

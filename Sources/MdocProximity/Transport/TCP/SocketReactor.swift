@@ -57,16 +57,17 @@ final class SocketReactor: Sendable {
         thread.start()
     }
 
-    /// Watches `socket`, taking over one ownership of it that the caller took; `nil`
-    /// (and the ownership is still the caller's) when the kernel refused the registration.
-    /// Returns the watch's token, for ``end(_:)``.
-    func watch(_ socket: SocketHandle, handler: @escaping Handler) -> UInt64? {
+    /// Watches `socket` for input, or (`connecting`) for the end of its pending connect,
+    /// taking over one ownership of it that the caller took; `nil` (and the ownership is
+    /// still the caller's) when the kernel refused the registration. Returns the watch's
+    /// token, for ``end(_:)``.
+    func watch(_ socket: SocketHandle, connecting: Bool = false, handler: @escaping Handler) -> UInt64? {
         let token = state.withLock { state -> UInt64 in
             defer { state.nextToken += 1 }
             state.watches[state.nextToken] = Watch(socket: socket, handler: handler)
             return state.nextToken
         }
-        guard socket.addWatch(to: epoll, token: token) else {
+        guard socket.addWatch(to: epoll, token: token, connecting: connecting) else {
             state.withLock { _ = $0.watches.removeValue(forKey: token) }
             return nil
         }

@@ -81,10 +81,11 @@ public final class TCPTransport: MdocTransport {
     /// that never answers).
     typealias Dial = @Sendable (_ host: String, _ port: UInt16) -> Result<SocketHandle, ProximityError>
 
-    /// Connects with `dial`, or (`nil`) with a connect started here that a
-    /// ``BlockingIO`` thread finishes only when the handshake is not already done (on
-    /// loopback it is, and the session starts without a thread switch); gives up after
-    /// `timeout` of `clock`.
+    /// Connects with `dial`, or (`nil`) with a connect started here, which completes on
+    /// the calling task when the handshake is already done (on loopback it is, and the
+    /// session starts without a thread switch), and otherwise is waited for by the
+    /// ``SocketReactor`` (a ``BlockingIO`` thread where there is none); gives up after
+    /// `timeout` of `clock`, and a connect given up is closed at once.
     static func connect(host: String, port: UInt16, timeout: Duration?, maxMessageSize: Int, clock: any WalletClock,
                         dial: Dial?) async throws(ProximityError) -> TCPTransport {
         let wait: @Sendable () -> Result<SocketHandle, ProximityError>
@@ -94,7 +95,14 @@ public final class TCPTransport: MdocTransport {
             switch SocketHandle.startConnect(host: host, port: port) {
             case .connected(let socket): return TCPTransport(socket: socket, maxMessageSize: maxMessageSize, clock: clock)
             case .failed(let error): throw error
-            case .pending(let socket): wait = socket.finishConnect
+            case .pending(let socket):
+                #if os(Linux)
+                if let reactor = SocketReactor.shared,
+                   let connected = try await awaitConnect(socket, reactor: reactor, timeout: timeout, clock: clock) {
+                    return TCPTransport(socket: connected, maxMessageSize: maxMessageSize, clock: clock)
+                }
+                #endif
+                wait = socket.finishConnect
             }
         }
         let outcome = Mailbox<Result<SocketHandle, ProximityError>>(clock: clock)
@@ -112,6 +120,41 @@ public final class TCPTransport: MdocTransport {
         outcome.finish()
         return TCPTransport(socket: try result.get(), maxMessageSize: maxMessageSize, clock: clock)
     }
+
+    #if os(Linux)
+    /// Waits for the pending connect of `socket` (the caller's ownership) on the reactor,
+    /// with no thread held: the socket when connected; `nil` when the reactor refused
+    /// the watch (the caller then waits on a ``BlockingIO`` thread). On a failure or the
+    /// timeout the watch ends and the descriptor is closed, so a connect given up leaves
+    /// nothing behind (a thread in `poll` used to wait until the kernel gave up, minutes
+    /// for a peer that never answers).
+    private static func awaitConnect(_ socket: SocketHandle, reactor: SocketReactor, timeout: Duration?,
+                                     clock: any WalletClock) async throws(ProximityError) -> SocketHandle? {
+        let outcome = Mailbox<Result<Void, ProximityError>>(clock: clock)
+        socket.retain()   // the watch's ownership
+        guard let token = reactor.watch(socket, connecting: true, handler: {
+            outcome.push(socket.connectOutcome())
+            return false   // one report is the outcome: the watch ends
+        }) else {
+            socket.release()
+            return nil
+        }
+        let result: Result<Void, ProximityError>
+        do {
+            result = try await outcome.next(timeout: timeout)
+        } catch {
+            reactor.end(token)
+            socket.release()
+            throw error
+        }
+        switch result {
+        case .success: return socket
+        case .failure(let error):
+            socket.release()
+            throw error
+        }
+    }
+    #endif
 
     /// `.tcp`.
     public var transmissionType: TransmissionType { .tcp }
