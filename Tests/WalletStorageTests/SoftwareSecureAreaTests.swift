@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TestChildProcess
 import Testing
 import WalletCrypto
 import WalletRuntime

@@ -1,4 +1,5 @@
 import Foundation
+import TestChildProcess
 import Testing
 import WalletCrypto
 import WalletRuntime

@@ -41,32 +41,6 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     return false
 }
 
-/// Runs `body` (a blocking read of a child's output, a wait for its exit) on a thread of
-/// its own: blocking a thread of the cooperative pool (on Linux, dispatch's root-queue
-/// workers, two on a 2-core machine) for a child's lifetime would stall every other
-/// test's tasks, and their loopback requests would time out.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        Thread { continuation.resume(returning: body()) }.start()
-    }
-}
-
-/// Runs this test binary again as a child process, selecting one test by `filter`,
-/// with extra environment variables. Returns the process and its stdout pipe.
-func launchTestChild(filter: String, environment: [String: String]) throws -> (Process, Pipe) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    process.arguments = ["--testing-library", "swift-testing", "--filter", filter]
-    var env = ProcessInfo.processInfo.environment
-    for (name, value) in environment { env[name] = value }
-    process.environment = env
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    return (process, pipe)
-}
-
 /// The deterministic credential the crash-safety child saves as number `number`.
 func crashTestCredential(_ number: Int) -> StoredCredential {
     let id = "cred-\(number)"
