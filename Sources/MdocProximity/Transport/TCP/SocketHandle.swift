@@ -220,31 +220,40 @@ final class SocketHandle: Sendable {
         if isShutDown { return .stopped }
         if ready < 0 { return errno == EINTR ? .idle : .failed(Self.failure(.poll)) }
         guard ready > 0 else { return .idle }
-        let client = sysAccept(fd)
-        if client < 0 {
-            if errno == EINTR || errno == EAGAIN || errno == ECONNABORTED { return .idle }
-            return isShutDown ? .stopped : .failed(Self.failure(.accept))
-        }
-        Self.setNoDelay(client)
-        return .accepted(SocketHandle(fd: client))
+        return acceptWithoutBlocking()
     }
 
-    /// Reads exactly `count` bytes into `buffer`.
+    /// Reads exactly `count` (at most `buffer.count`) bytes into `buffer`.
     func readExactly(into buffer: inout [UInt8], count: Int) -> ReadOutcome {
         var offset = 0
         while offset < count {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                recv(fd, raw.baseAddress.map { $0 + offset }, count - offset, 0)
+            switch receive(into: &buffer, offset..<count, waiting: true) {
+            case .received(let n): offset += n
+            case .closed: return .closed
+            case .failed(let error): return .failed(error)
+            case .wouldBlock: return .failed(Self.failure(.receive))   // not returned when waiting
             }
-            if n == 0 { return .closed }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if isShutDown || errno == ECONNRESET { return .closed }
-                return .failed(Self.failure(.receive))
-            }
-            offset += n
         }
         return .done
+    }
+
+    /// One `recv` into `range` (not empty) of `buffer`, again after an interruption;
+    /// without `waiting`, `.wouldBlock` when nothing has arrived. A reset, or an error
+    /// after this side's shutdown, reads as the stream's end.
+    private func receive(into buffer: inout [UInt8], _ range: Range<Int>, waiting: Bool) -> ReceiveOutcome {
+        let flags = waiting ? 0 : Int32(MSG_DONTWAIT)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                let target = UnsafeMutableRawBufferPointer(rebasing: raw[range])
+                return recv(fd, target.baseAddress, target.count, flags)
+            }
+            if n > 0 { return .received(n) }
+            if n == 0 { return .closed }
+            if errno == EINTR { continue }
+            if !waiting, errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
+            if isShutDown || errno == ECONNRESET { return .closed }
+            return .failed(Self.failure(.receive))
+        }
     }
 
     /// Writes every byte (after a shutdown: connection closed).
@@ -295,18 +304,10 @@ final class SocketHandle: Sendable {
         case failed(ProximityError)
     }
 
-    /// Reads what has arrived, at most `count` (at least 1) bytes into `buffer`, without
+    /// Reads what has arrived into `buffer` from `offset` (before its end) on, without
     /// waiting. Errors are those of ``readExactly(into:count:)``.
-    func receiveWithoutBlocking(into buffer: UnsafeMutableRawPointer, count: Int) -> ReceiveOutcome {
-        while true {
-            let n = recv(fd, buffer, count, Int32(MSG_DONTWAIT))
-            if n > 0 { return .received(n) }
-            if n == 0 { return .closed }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
-            if isShutDown || errno == ECONNRESET { return .closed }
-            return .failed(Self.failure(.receive))
-        }
+    func receiveWithoutBlocking(into buffer: inout [UInt8], from offset: Int) -> ReceiveOutcome {
+        receive(into: &buffer, offset..<buffer.count, waiting: false)
     }
 
     /// Accepts a waiting connection without waiting (the listening descriptor is in

@@ -230,12 +230,13 @@ public final class TCPTransport: MdocTransport {
         if writesQueued { writer.async { [socket] in socket.release() } } else { socket.release() }
     }
 
-    /// A frame partly read by ``readAvailable(socket:inbox:maxMessageSize:frame:)``.
+    /// A frame partly read by ``readAvailable(socket:inbox:maxMessageSize:frame:)``: its
+    /// header, then (`inBody`) its body, allocated once the length is within the limit.
     private struct PartialFrame {
         var header: [UInt8] = [0, 0, 0, 0]
         var headerCount = 0
-        /// Allocated once the header is whole and the length within the limit.
-        var body: [UInt8]?
+        var inBody = false
+        var body: [UInt8] = []
         var bodyCount = 0
     }
 
@@ -245,49 +246,49 @@ public final class TCPTransport: MdocTransport {
     private static func readAvailable(socket: SocketHandle, inbox: Mailbox<[UInt8]>, maxMessageSize: Int,
                                       frame: inout PartialFrame) -> Bool {
         while true {
-            if frame.body == nil {
+            if !frame.inBody {
                 let have = frame.headerCount
-                let outcome = frame.header.withUnsafeMutableBytes { raw in
-                    socket.receiveWithoutBlocking(into: raw.baseAddress! + have, count: 4 - have)
-                }
-                switch outcome {
+                switch socket.receiveWithoutBlocking(into: &frame.header, from: have) {
                 case .wouldBlock: return true
                 case .closed: inbox.finish(); return false
                 case .failed(let error): inbox.finish(error); return false
-                case .received(let count): frame.headerCount += count
+                case .received(let count): frame.headerCount = have + count
                 }
                 guard frame.headerCount == 4 else { continue }
-                let header = frame.header
-                let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
-                // Enforce the limit before allocating the body.
-                guard length <= maxMessageSize else {
-                    inbox.finish(.malformedFrame(.declaredLengthTooLarge(declared: length, limit: maxMessageSize)))
+                switch bodyLength(header: frame.header, limit: maxMessageSize) {
+                case .failure(let error):
+                    inbox.finish(error)
                     socket.shutdown()
                     return false
+                case .success(let length):
+                    frame.body = [UInt8](repeating: 0, count: length)
+                    frame.inBody = true
                 }
-                frame.body = [UInt8](repeating: 0, count: length)
-                frame.bodyCount = 0
-            }
-            let have = frame.bodyCount
-            if have < frame.body!.count {
-                let outcome = frame.body!.withUnsafeMutableBytes { raw in
-                    socket.receiveWithoutBlocking(into: raw.baseAddress! + have, count: raw.count - have)
-                }
-                switch outcome {
+            } else if frame.bodyCount < frame.body.count {
+                let have = frame.bodyCount
+                switch socket.receiveWithoutBlocking(into: &frame.body, from: have) {
                 case .wouldBlock: return true
                 case .closed:
-                    inbox.finish(.malformedFrame(.lengthMismatch(declared: frame.body!.count, actual: 0)))
+                    inbox.finish(.malformedFrame(.lengthMismatch(declared: frame.body.count, actual: 0)))
                     return false
                 case .failed(let error): inbox.finish(error); return false
-                case .received(let count): frame.bodyCount += count
+                case .received(let count): frame.bodyCount = have + count
                 }
             }
-            if frame.bodyCount == frame.body!.count {
-                let body = frame.body!
+            if frame.inBody, frame.bodyCount == frame.body.count {
+                let body = frame.body
                 frame = PartialFrame()
                 guard inbox.push(body) else { return false }
             }
         }
+    }
+
+    /// The length a frame's 4-byte big-endian header announces, refused above `limit`
+    /// (checked before the body is allocated).
+    private static func bodyLength(header: [UInt8], limit: Int) -> Result<Int, ProximityError> {
+        let length = header.reduce(0) { $0 << 8 | Int($1) }
+        guard length <= limit else { return .failure(.malformedFrame(.declaredLengthTooLarge(declared: length, limit: limit))) }
+        return .success(length)
     }
 
     /// The read loop where no reactor serves (other platforms, or no epoll instance):
@@ -300,12 +301,13 @@ public final class TCPTransport: MdocTransport {
             case .failed(let error): inbox.finish(error); return
             case .done: break
             }
-            let length = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
-            // Enforce the limit before allocating the body.
-            guard length <= maxMessageSize else {
-                inbox.finish(.malformedFrame(.declaredLengthTooLarge(declared: length, limit: maxMessageSize)))
+            let length: Int
+            switch bodyLength(header: header, limit: maxMessageSize) {
+            case .failure(let error):
+                inbox.finish(error)
                 socket.shutdown()
                 return
+            case .success(let announced): length = announced
             }
             var body = [UInt8](repeating: 0, count: length)
             switch socket.readExactly(into: &body, count: length) {
