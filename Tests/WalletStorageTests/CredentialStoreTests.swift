@@ -190,6 +190,27 @@ struct CredentialStoreTests {
         #expect(deleted.map { $0.first?.int64 } == [1, 1, 1, 1])
     }
 
+    @Test("handing out an instance decrypts its key once: one scrypt derivation for a passphrase key, signer and agreement from it")
+    func consumeUnlocksOnce() async throws {
+        let wrapping = CountingWrappingProvider()
+        let area = try SoftwareSecureArea(location: .inMemory, wrapping: wrapping, perKeyScrypt: testScrypt)
+        let (store, _) = try makeStore(area: area)
+        let info = try await area.createKey(alias: "locked-0", options: KeyCreationOptions(protection: .passphrase("pin 1234")))
+        try await store.save(StoredCredential(
+            id: "locked", format: .msoMdoc, type: "org.iso.18013.5.1.mDL", issuer: IssuerInfo(identifier: "https://i.example"),
+            instances: [CredentialInstance(index: 0, keyAlias: "locked-0", raw: [1])], policy: CredentialPolicy(batchSize: 1, use: .rotate)))
+        let before = wrapping.unwrapCount
+        let consumed = try await store.consumeInstance(of: "locked", unlock: PassphraseUnlock("pin 1234"))
+        #expect(wrapping.unwrapCount == before + 1)
+        #expect(consumed.signer.publicKey == info.publicKey)
+        #expect(consumed.keyAgreement.map { PublicKey.ec($0.publicKey) } == info.publicKey)
+        // A wrong passphrase hands nothing out and gives the use back.
+        await #expect(throws: StorageError.authenticationRequired(alias: "locked-0")) {
+            _ = try await store.consumeInstance(of: "locked", unlock: PassphraseUnlock("pin 0000"))
+        }
+        #expect(try #require(try await store.credential(id: "locked")).instances.map(\.useCount) == [1])
+    }
+
     @Test("a deferred credential has nothing to hand out; a missing key gives the instance back")
     func deferredAndMissingKey() async throws {
         let (store, area) = try makeStore()

@@ -96,6 +96,53 @@ struct SoftwareSecureAreaTests {
         #expect(info.publicKey.verify(signature: signature, for: [1, 2, 3], algorithm: .es256))
     }
 
+    @Test("unlockedKey decrypts a key once for its signer and its key agreement; Ed25519 has no agreement; same errors as signer(for:)")
+    func unlockedKeyDecryptsOnce() async throws {
+        let wrapping = CountingWrappingProvider()
+        let area = try SoftwareSecureArea(location: .inMemory, wrapping: wrapping, perKeyScrypt: testScrypt)
+        let info = try await area.createKey(alias: "p", options: KeyCreationOptions(protection: .passphrase("pin 1234")))
+        let before = wrapping.unwrapCount
+        let key = try await area.unlockedKey(alias: "p", unlock: PassphraseUnlock("pin 1234"))
+        #expect(wrapping.unwrapCount == before + 1)
+        #expect(key.signer.publicKey == info.publicKey)
+        let signature = try await key.signer.sign([4, 5, 6])
+        #expect(info.publicKey.verify(signature: signature, for: [4, 5, 6], algorithm: .es256))
+        let agreement = try #require(key.keyAgreement)
+        #expect(PublicKey.ec(agreement.publicKey) == info.publicKey)
+        let peer = try ECPrivateKey.generate(curve: .p256)
+        #expect(try await agreement.sharedSecret(with: peer.publicKey) == (try peer.sharedSecret(with: agreement.publicKey)))
+        // signer(for:) and keyAgreement(for:) decrypt once each.
+        _ = try await area.signer(for: "p", unlock: PassphraseUnlock("pin 1234"))
+        _ = try await area.keyAgreement(for: "p", unlock: PassphraseUnlock("pin 1234"))
+        #expect(wrapping.unwrapCount == before + 3)
+
+        let ed = try await area.createKey(alias: "ed", options: KeyCreationOptions(algorithm: .ed25519))
+        let edKey = try await area.unlockedKey(alias: "ed", unlock: nil)
+        #expect(edKey.keyAgreement == nil)
+        let edSignature = try await edKey.signer.sign([7])
+        #expect(ed.publicKey.verify(signature: edSignature, for: [7], algorithm: .edDSA))
+
+        await #expect(throws: StorageError.authenticationRequired(alias: "p")) { _ = try await area.unlockedKey(alias: "p", unlock: nil) }
+        await #expect(throws: StorageError.authenticationRequired(alias: "p")) {
+            _ = try await area.unlockedKey(alias: "p", unlock: PassphraseUnlock("pin 4321"))
+        }
+        await #expect(throws: StorageError.keyNotFound(alias: "absent")) { _ = try await area.unlockedKey(alias: "absent", unlock: nil) }
+    }
+
+    @Test("the protocol's default unlockedKey asks for the signer, then the agreement of an EC key only")
+    func unlockedKeyDefault() async throws {
+        let area = try inMemoryArea()
+        let recording = RecordingSecureArea(inner: area)
+        let ec = try await area.createKey(alias: "ec")
+        let key = try await recording.unlockedKey(alias: "ec", unlock: nil)
+        #expect(recording.calls == ["signer ec", "keyAgreement ec"])
+        #expect(key.signer.publicKey == ec.publicKey && key.keyAgreement.map { PublicKey.ec($0.publicKey) } == ec.publicKey)
+        _ = try await area.createKey(alias: "ed", options: KeyCreationOptions(algorithm: .ed25519))
+        #expect(try await recording.unlockedKey(alias: "ed", unlock: nil).keyAgreement == nil)
+        #expect(recording.calls == ["signer ec", "keyAgreement ec", "signer ed"])
+        await #expect(throws: StorageError.keyNotFound(alias: "absent")) { _ = try await recording.unlockedKey(alias: "absent", unlock: nil) }
+    }
+
     @Test("a wrapped key moved to another alias or altered in the database does not unwrap")
     func aadBindsAliasAndTamperingIsDetected() async throws {
         let directory = try makeTemporaryDirectory()
@@ -265,4 +312,35 @@ struct StorageChildProcess {
             FileHandle.standardOutput.write(Data("committed cred-\(number)\n".utf8))
         }
     }
+}
+
+/// A secure area that forwards to another and records the key operations asked of it,
+/// without an `unlockedKey` of its own (so the protocol's default serves it).
+final class RecordingSecureArea: SecureArea {
+    let inner: SoftwareSecureArea
+    private let log = LockedBox<[String]>([])
+
+    init(inner: SoftwareSecureArea) { self.inner = inner }
+
+    /// The operations asked so far.
+    var calls: [String] { log.withLock { $0 } }
+
+    var name: String { "recording" }
+    func createKey(alias: String, options: KeyCreationOptions) async throws(StorageError) -> KeyInfo {
+        try await inner.createKey(alias: alias, options: options)
+    }
+    func createKeys(count: Int, aliasPrefix: String, options: KeyCreationOptions) async throws(StorageError) -> [KeyInfo] {
+        try await inner.createKeys(count: count, aliasPrefix: aliasPrefix, options: options)
+    }
+    func keyInfo(alias: String) async throws(StorageError) -> KeyInfo { try await inner.keyInfo(alias: alias) }
+    func signer(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any Signer {
+        log.withLock { $0.append("signer \(alias)") }
+        return try await inner.signer(for: alias, unlock: unlock)
+    }
+    func keyAgreement(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any KeyAgreement {
+        log.withLock { $0.append("keyAgreement \(alias)") }
+        return try await inner.keyAgreement(for: alias, unlock: unlock)
+    }
+    func deleteKey(alias: String) async throws(StorageError) { try await inner.deleteKey(alias: alias) }
+    func listKeys() async throws(StorageError) -> [KeyInfo] { try await inner.listKeys() }
 }

@@ -25,6 +25,21 @@ struct FixedKeyWrappingProvider: KeyWrappingProvider {
     }
 }
 
+/// A fixed-key wrapping provider that counts its unwraps: how many times a key was decrypted.
+final class CountingWrappingProvider: KeyWrappingProvider {
+    private let inner = FixedKeyWrappingProvider()
+    private let count = LockedBox(0)
+
+    /// Unwraps so far.
+    var unwrapCount: Int { count.withLock { $0 } }
+
+    func wrap(_ plaintext: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] { try inner.wrap(plaintext, aad: aad) }
+    func unwrap(_ wrapped: [UInt8], aad: [UInt8]) throws(StorageError) -> [UInt8] {
+        count.withLock { $0 += 1 }
+        return try inner.unwrap(wrapped, aad: aad)
+    }
+}
+
 /// Cheap scrypt parameters so that per-key passphrase tests stay fast.
 let testScrypt = try! ScryptParameters(n: 1 << 10, r: 8, p: 1)
 

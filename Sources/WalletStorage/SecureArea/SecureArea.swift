@@ -164,13 +164,41 @@ public protocol SecureArea: Sendable {
     func signer(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any Signer
     /// An ECDH key agreement for the EC key `alias`.
     func keyAgreement(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any KeyAgreement
+    /// The signer and, for an EC key, the key agreement of `alias`, from one unlock: what
+    /// handing out a credential instance needs (a signature, or ECDH for mdoc MAC
+    /// authentication), with one passphrase derivation or one user prompt rather than
+    /// one per operation. The extension's default asks `signer(for:unlock:)` and then
+    /// `keyAgreement(for:unlock:)`; areas that can do both from one unlock implement it.
+    func unlockedKey(alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> UnlockedKey
     /// Deletes the key `alias` (throws `keyNotFound` when absent).
     func deleteKey(alias: String) async throws(StorageError)
     /// Every key in the area, ordered by alias.
     func listKeys() async throws(StorageError) -> [KeyInfo]
 }
 
+/// The operations of one key after one unlock (``SecureArea/unlockedKey(alias:unlock:)``).
+public struct UnlockedKey: Sendable {
+    /// Signs with the key.
+    public let signer: any Signer
+    /// ECDH with the key; nil for a key that cannot agree keys (Ed25519).
+    public let keyAgreement: (any KeyAgreement)?
+
+    /// Groups a key's signer and key agreement.
+    public init(signer: any Signer, keyAgreement: (any KeyAgreement)?) {
+        self.signer = signer
+        self.keyAgreement = keyAgreement
+    }
+}
+
 extension SecureArea {
+    /// The signer, then (for an EC key) the key agreement, each unlocked on its own: the
+    /// default for areas that cannot share one unlock between them.
+    public func unlockedKey(alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> UnlockedKey {
+        let signer = try await signer(for: alias, unlock: unlock)
+        guard case .ec = signer.publicKey else { return UnlockedKey(signer: signer, keyAgreement: nil) }
+        return UnlockedKey(signer: signer, keyAgreement: try await keyAgreement(for: alias, unlock: unlock))
+    }
+
     /// Creates an unprotected P-256 key.
     public func createKey(alias: String) async throws(StorageError) -> KeyInfo {
         try await createKey(alias: alias, options: KeyCreationOptions())

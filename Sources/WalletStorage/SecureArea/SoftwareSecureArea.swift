@@ -276,6 +276,15 @@ public actor SoftwareSecureArea: SecureArea {
         return SoftwareAreaKeyAgreement(alias: alias, key: SoftwareKeyAgreement(key))
     }
 
+    /// The signer and, for an EC key, the key agreement, from one decryption of the
+    /// stored key (one scrypt derivation for a passphrase-protected key).
+    public func unlockedKey(alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> UnlockedKey {
+        let key = try unwrap(alias, unlock: unlock)
+        let signer = SoftwareAreaSigner(alias: alias, signer: key.signer)
+        guard case .ec(let ec) = key else { return UnlockedKey(signer: signer, keyAgreement: nil) }
+        return UnlockedKey(signer: signer, keyAgreement: SoftwareAreaKeyAgreement(alias: alias, key: SoftwareKeyAgreement(ec)))
+    }
+
     /// Deletes the row of `alias` (with `secure_delete` on, its freed page content is zeroed).
     public func deleteKey(alias: String) async throws(StorageError) {
         let changed = try connection.run("DELETE FROM secure_area_keys WHERE alias = ?", [.text(alias)])

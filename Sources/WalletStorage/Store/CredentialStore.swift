@@ -375,15 +375,10 @@ public actor CredentialStore {
         }
         inFlight.insert(instance.keyAlias)
         defer { inFlight.remove(instance.keyAlias) }
-        let signer: any Signer
-        let keyAgreement: (any KeyAgreement)?
+        let key: UnlockedKey
         do {
-            signer = try await secureArea.signer(for: instance.keyAlias, unlock: unlock)
-            if case .ec = signer.publicKey {
-                keyAgreement = try await secureArea.keyAgreement(for: instance.keyAlias, unlock: unlock)
-            } else {
-                keyAgreement = nil
-            }
+            // One unlock for both operations: one scrypt derivation, one user prompt.
+            key = try await secureArea.unlockedKey(alias: instance.keyAlias, unlock: unlock)
         } catch {
             // The instance was not used after all (no key, not unlocked): give it back.
             _ = try? connection.run(
@@ -403,7 +398,7 @@ public actor CredentialStore {
             }
         }
         let remaining = try remainingInstances(of: id)
-        return ConsumedInstance(credentialId: id, instance: instance, signer: signer, keyAgreement: keyAgreement,
+        return ConsumedInstance(credentialId: id, instance: instance, signer: key.signer, keyAgreement: key.keyAgreement,
                                 remaining: remaining)
     }
 
