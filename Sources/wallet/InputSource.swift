@@ -37,7 +37,7 @@ struct InputSource {
     /// The input as trimmed text, if it is entirely printable UTF-8.
     var text: String? {
         guard let string = UTF8Validation.string(bytes) else { return nil }
-        let trimmed = string.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = string.trimmingWhitespace()
         let printable = trimmed.unicodeScalars.allSatisfy { $0.value >= 0x20 || $0 == "\n" || $0 == "\r" || $0 == "\t" }
         return printable && !trimmed.isEmpty ? trimmed : nil
     }

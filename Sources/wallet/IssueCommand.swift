@@ -165,7 +165,7 @@ enum IssueCommand {
 
     /// Whether `input` is an offer (JSON, or a URI carrying one) rather than an issuer URL.
     static func isOffer(_ input: String) -> Bool {
-        let text = input.trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = input.trimmingWhitespace()
         return text.hasPrefix("{") || text.contains("credential_offer=") || text.contains("credential_offer_uri=")
             || text.lowercased().hasPrefix("openid-credential-offer:")
     }

@@ -167,7 +167,7 @@ enum OfferInput: Equatable, Sendable {
     /// an app's own scheme) whose query carries exactly one of `credential_offer` and
     /// `credential_offer_uri` (§4.1.2, §4.1.3).
     static func parse(_ text: String, policy: URLPolicy) throws(IssuanceError) -> OfferInput {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespace()
         if trimmed.hasPrefix("{") { return .value(try object(fromJSON: trimmed)) }
         guard let schemeEnd = trimmed.firstIndex(of: ":"), trimmed[..<schemeEnd].allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }),
               !trimmed[..<schemeEnd].isEmpty else {

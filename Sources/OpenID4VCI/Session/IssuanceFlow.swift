@@ -770,7 +770,7 @@ struct IssuanceFlow: Sendable {
             guard response.mediaType == "application/jwt" else {
                 throw .credentialRequestFailed(oauthError: nil, reason: .encryption(.plaintextResponse))
             }
-            let compact = String(decoding: response.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let compact = String(decoding: response.body, as: UTF8.self).trimmingWhitespace()
             let plaintext: [UInt8]
             do { plaintext = try JWE(compact: compact).decrypt(with: key.privateKey) } catch {
                 throw .credentialRequestFailed(oauthError: nil, reason: .encryption(.undecryptable(error)))

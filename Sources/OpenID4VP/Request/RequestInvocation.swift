@@ -30,7 +30,7 @@ package enum RequestInvocation: Sendable, Equatable {
     /// Reads an `openid4vp://` or `https://` authorization request, or a bare `https`
     /// request URI. With `allowHTTP`, `http` is accepted for loopback hosts.
     package static func parse(_ text: String, allowHTTP: Bool) throws(InvalidRequestReason) -> RequestInvocation {
-        let uri = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let uri = text.trimmingWhitespace()
         guard let colon = uri.firstIndex(of: ":") else { throw .unsupportedURI }
         let scheme = uri[..<colon].lowercased()
         let isWeb = scheme == "https" || scheme == "http"

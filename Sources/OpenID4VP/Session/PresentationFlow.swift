@@ -224,7 +224,7 @@ package struct PresentationFlow: Sendable {
     /// Redirects are not followed (§14.5).
     static func requestObject(in response: HTTPResponse) throws(PresentationError) -> String {
         guard response.isSuccess else { throw .invalidRequest(.requestUriStatus(response.status)) }
-        guard let text = UTF8Validation.string(response.body)?.trimmingCharacters(in: .whitespacesAndNewlines),
+        guard let text = UTF8Validation.string(response.body)?.trimmingWhitespace(),
               !text.isEmpty, !text.contains(where: { $0.isWhitespace }) else {
             throw .invalidRequest(.requestObjectMissing)
         }
