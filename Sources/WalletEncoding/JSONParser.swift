@@ -1,18 +1,30 @@
 /// A strict RFC 8259 parser over UTF-8 bytes producing `JSONValue`. It rejects
 /// duplicate member names, trailing data, invalid UTF-8 and lone surrogates, and
 /// bounds nesting depth so that hostile input cannot exhaust the stack.
+///
+/// It reads the document through an unsafe buffer that lives for one `parse` call: every
+/// read is guarded by an `index < bytes.count` test of its own, so the array's bounds
+/// check would be a second one per byte.
 struct JSONParser {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeBufferPointer<UInt8>
     private let maxDepth: Int
     private var index = 0
     private var depth = 0
 
-    init(bytes: [UInt8], maxDepth: Int) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }
 
-    mutating func parseDocument() throws(JSONError) -> JSONValue {
+    /// Parses `document` as one JSON value.
+    static func parse(_ document: [UInt8], maxDepth: Int) throws(JSONError) -> JSONValue {
+        try document.withUnsafeBufferPointer { (buffer) throws(JSONError) -> JSONValue in
+            var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+            return try parser.parseDocument()
+        }
+    }
+
+    private mutating func parseDocument() throws(JSONError) -> JSONValue {
         skipWhitespace()
         let value = try parseValue()
         skipWhitespace()
@@ -85,6 +97,8 @@ struct JSONParser {
         defer { depth -= 1 }
         index += 1
         var elements: [JSONValue] = []
+        // Room for a disclosure's three elements in the first allocation.
+        elements.reserveCapacity(4)
         skipWhitespace()
         if current == UInt8(ascii: "]") { index += 1; return .array(elements) }
         while true {
@@ -121,7 +135,7 @@ struct JSONParser {
             guard let digit = current, digit >= 0x30, digit <= 0x39 else { throw fail(.invalidNumber) }
             while let digit = current, digit >= 0x30, digit <= 0x39 { index += 1 }
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if isInteger, let exact = Int64(text) { return .integer(exact) }
         guard let number = Double(text), number.isFinite else { throw fail(.numberOutOfRange) }
         return .number(number)
@@ -147,6 +161,21 @@ struct JSONParser {
     private mutating func parseString() throws(JSONError) -> String {
         index += 1
         var runStart = index
+        // Most strings have no escape: find the closing quote, check the run's UTF-8 and
+        // make the string in one step. An escape, a control character or the end of the
+        // input continue below from where this stopped, with the same checks and errors.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                if let bad = UTF8Validation.firstInvalidOffset(in: bytes, from: runStart, to: index) {
+                    throw JSONError(.invalidUTF8, at: bad)
+                }
+                defer { index += 1 }
+                return String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<index]), as: UTF8.self)
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            index += 1
+        }
         var text = ""
         func flushRun(_ end: Int) throws(JSONError) {
             guard runStart < end else { return }
@@ -154,7 +183,7 @@ struct JSONParser {
             if let bad = UTF8Validation.firstInvalidOffset(in: bytes, from: runStart, to: end) {
                 throw JSONError(.invalidUTF8, at: bad)
             }
-            text += String(decoding: bytes[runStart..<end], as: UTF8.self)
+            text += String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self)
         }
         while true {
             guard let byte = current else { throw fail(.unexpectedEnd) }

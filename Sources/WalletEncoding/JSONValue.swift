@@ -121,8 +121,7 @@ extension JSONValue {
     /// UTF-8 or lone surrogates, within `limits`. Work and memory are linear in the input.
     public static func parse(_ bytes: some Collection<UInt8>, limits: JSONLimits = JSONLimits()) throws(JSONError) -> JSONValue {
         guard bytes.count <= limits.maxBytes else { throw JSONError(.documentTooLarge(limit: limits.maxBytes), at: 0) }
-        var parser = JSONParser(bytes: Array(bytes), maxDepth: limits.maxDepth)
-        return try parser.parseDocument()
+        return try JSONParser.parse(Array(bytes), maxDepth: limits.maxDepth)
     }
 
     /// Parses a JSON text given as a string; see ``parse(_:limits:)``.

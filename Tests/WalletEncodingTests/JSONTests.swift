@@ -91,15 +91,26 @@ struct JSONTests {
         ("\"\\ud800\"", .invalidSurrogate, 7),
         ("\"\\udc00\"", .invalidSurrogate, 7),
         ("\"a\u{01}\"", .controlCharacterInString, 2),
+        ("\"abc", .unexpectedEnd, 4),
+        ("\"abc\\n\u{1F}\"", .controlCharacterInString, 6),
+        ("\"abc\\", .unexpectedEnd, 5),
+        ("[\"ok\",\"a\\q\"]", .invalidEscape, 10),
     ])
     func malformed(text: String, reason: JSONError.Reason, offset: Int) {
         #expect(throws: JSONError(reason, at: offset)) { try JSONValue.parse(text) }
     }
 
     @Test("invalid UTF-8 inside a string is rejected")
-    func invalidUTF8() {
+    func invalidUTF8() throws {
         #expect(throws: JSONError(.invalidUTF8, at: 1)) { try JSONValue.parse([0x22, 0xC0, 0x80, 0x22]) }
         #expect(throws: JSONError(.invalidUTF8, at: 1)) { try JSONValue.parse([0x22, 0xED, 0xA0, 0x80, 0x22]) }
+        // Before an escape, after one, and unterminated (the end is reported: a run is
+        // checked when its string or escape ends).
+        #expect(throws: JSONError(.invalidUTF8, at: 2)) { try JSONValue.parse([0x22, 0x61, 0xC0, 0x80, 0x5C, 0x6E, 0x22]) }
+        #expect(throws: JSONError(.invalidUTF8, at: 3)) { try JSONValue.parse([0x22, 0x5C, 0x6E, 0xC0, 0x80, 0x22]) }
+        #expect(throws: JSONError(.unexpectedEnd, at: 3)) { try JSONValue.parse([0x22, 0xC0, 0x80]) }
+        // Escapes and multi-byte text in one string, with runs on both sides.
+        #expect(try JSONValue.parse("\"é\\n€\\u00e9x\"") == .string("é\n€éx"))
     }
 
     @Test("nesting and size limits are enforced before the work is done")
