@@ -128,6 +128,18 @@ public enum FormURLEncoding {
         }
     }
 
+    /// The query of `uri`: what follows its first `?`, up to the first `#` after it (RFC
+    /// 3986 §3.4); nil when there is no `?`. Both are found on the UTF-8 bytes: no
+    /// grapheme breaking over a request or offer of several kilobytes, and a combining
+    /// mark after a delimiter cannot hide it.
+    public static func query(of uri: String) -> Substring? {
+        let bytes = uri.utf8
+        guard let question = bytes.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        let start = bytes.index(after: question)
+        let end = bytes[start...].firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
+        return Substring(bytes[start..<end])
+    }
+
     /// Decodes a query string (without the leading `?`) or a form body held as text.
     public static func decode(_ text: String, maxFields: Int = defaultMaxFields) throws(FormURLEncodingError) -> FormParameters {
         try decode(text.utf8Bytes, maxFields: maxFields)

@@ -119,4 +119,18 @@ struct FormURLEncodingTests {
         parameters["b"] = nil
         #expect(parameters.encoded == "a=4")
     }
+
+    @Test("the query of a URI: after the first ?, up to the next #; nil without a ?; found on the bytes")
+    func queryOfURI() {
+        #expect(FormURLEncoding.query(of: "openid4vp://?client_id=a&request=b") == "client_id=a&request=b")
+        #expect(FormURLEncoding.query(of: "https://w.example/cb?a=1#frag?x") == "a=1")
+        #expect(FormURLEncoding.query(of: "https://w.example/cb?") == "")
+        #expect(FormURLEncoding.query(of: "https://w.example/cb?#") == "")
+        #expect(FormURLEncoding.query(of: "https://w.example/cb?a=1?b=2") == "a=1?b=2")
+        #expect(FormURLEncoding.query(of: "https://w.example/cb") == nil)
+        #expect(FormURLEncoding.query(of: "") == nil)
+        // A combining mark after a delimiter does not merge with it.
+        #expect(FormURLEncoding.query(of: "x://?\u{301}a=1#\u{301}") == "\u{301}a=1")
+        #expect(FormURLEncoding.query(of: "x://é€?ü=1") == "ü=1")
+    }
 }

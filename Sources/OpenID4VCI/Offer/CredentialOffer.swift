@@ -173,15 +173,9 @@ enum OfferInput: Equatable, Sendable {
               !trimmed[..<schemeEnd].isEmpty else {
             throw .invalidOffer(.unrecognizedInput)
         }
-        let query: Substring
-        if let mark = trimmed.firstIndex(of: "?") {
-            let afterMark = trimmed[trimmed.index(after: mark)...]
-            query = afterMark.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        } else {
-            throw .invalidOffer(.unrecognizedInput)
-        }
+        guard let query = FormURLEncoding.query(of: trimmed) else { throw .invalidOffer(.unrecognizedInput) }
         let parameters: FormParameters
-        do { parameters = try FormURLEncoding.decode(Array(query.utf8)) } catch { throw .invalidOffer(.ambiguousOrMalformedURI) }
+        do { parameters = try FormURLEncoding.decode(query.utf8Bytes) } catch { throw .invalidOffer(.ambiguousOrMalformedURI) }
         let byValue = parameters.values(for: "credential_offer")
         let byReference = parameters.values(for: "credential_offer_uri")
         switch (byValue.count, byReference.count) {

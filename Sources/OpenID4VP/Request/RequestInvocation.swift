@@ -40,9 +40,9 @@ package enum RequestInvocation: Sendable, Equatable {
                 throw .insecureURL(parameter: "request URI")
             }
         }
-        let query = queryString(of: uri)
+        let query = FormURLEncoding.query(of: uri) ?? ""
         let parameters: FormParameters
-        do { parameters = try FormURLEncoding.decode(String(query)) } catch { throw .malformedQuery }
+        do { parameters = try FormURLEncoding.decode(query.utf8Bytes) } catch { throw .malformedQuery }
         // RFC 6749 §3.1: a parameter appears at most once.
         if let repeated = parameters.duplicatedNames.first { throw .invalidParameter(repeated) }
         let clientId = parameters["client_id"]
@@ -83,12 +83,6 @@ package enum RequestInvocation: Sendable, Equatable {
     }
 
     /// The query of a URI: after the first `?`, up to a `#`.
-    private static func queryString(of uri: String) -> Substring {
-        guard let question = uri.firstIndex(of: "?") else { return "" }
-        let rest = uri[uri.index(after: question)...]
-        return rest.prefix { $0 != "#" }
-    }
-
     /// An `https` URL with a host (or `http` on loopback when allowed).
     static func webURL(_ text: String, parameter: String, allowHTTP: Bool) throws(InvalidRequestReason) -> URL {
         guard let url = URL(string: text), url.host != nil else { throw .invalidParameter(parameter) }
