@@ -95,10 +95,12 @@ let package = Package(
         .testTarget(name: "MdocTests", dependencies: ["Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         // Child-process helpers shared by test targets (never a product).
         .target(name: "TestChildProcess", path: "Tests/Support/TestChildProcess"),
+        // A forwarding secure area shared by test targets (never a product).
+        .target(name: "TestSecureAreas", dependencies: ["WalletStorage", "WalletCrypto"], path: "Tests/Support/TestSecureAreas"),
         .testTarget(name: "WalletStorageTests", dependencies: ["WalletStorage", "JOSE", "WalletCrypto", "WalletRuntime", "CSQLite", "WalletEncoding",
-                                                           "TestChildProcess"], exclude: ["Fixtures"]),
+                                                           "TestChildProcess", "TestSecureAreas"], exclude: ["Fixtures"]),
         .testTarget(name: "OpenID4VCITests", dependencies: ["OpenID4VCI", "ReferenceParties", "JOSE", "COSE", "CBOR", "SDJWT", "Mdoc", "WalletStorage", "WalletCrypto",
-                                                            "WalletRuntime", "WalletEncoding"]),
+                                                            "WalletRuntime", "WalletEncoding", "TestSecureAreas"]),
         .testTarget(name: "OpenID4VPTests", dependencies: ["OpenID4VP", "ReferenceParties", "SDJWT", "Mdoc", "CBOR", "COSE", "JOSE",
                                                           "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc",

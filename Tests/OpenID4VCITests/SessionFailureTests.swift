@@ -2,6 +2,7 @@ import Foundation
 import JOSE
 import Mdoc
 import SDJWT
+import TestSecureAreas
 import Testing
 import WalletCrypto
 import WalletEncoding
@@ -135,32 +136,18 @@ struct SessionFailureTests {
     }
 }
 
+/// A signer that fails as a dismissed authentication prompt does.
+struct CancelledSigner: Signer {
+    let publicKey: PublicKey
+    var algorithm: SignatureAlgorithm { .es256 }
+    func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] { throw .userCancelled }
+}
+
 /// A secure area whose signers fail as a dismissed authentication prompt does.
-struct CancellingSecureArea: SecureArea {
-    let inner: SoftwareSecureArea
-    var name: String { "cancelling" }
-
-    struct CancelledSigner: Signer {
-        let publicKey: PublicKey
-        var algorithm: SignatureAlgorithm { .es256 }
-        func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] { throw .userCancelled }
-    }
-
-    func createKey(alias: String, options: KeyCreationOptions) async throws(StorageError) -> KeyInfo {
-        try await inner.createKey(alias: alias, options: options)
-    }
-    func createKeys(count: Int, aliasPrefix: String, options: KeyCreationOptions) async throws(StorageError) -> [KeyInfo] {
-        try await inner.createKeys(count: count, aliasPrefix: aliasPrefix, options: options)
-    }
-    func keyInfo(alias: String) async throws(StorageError) -> KeyInfo { try await inner.keyInfo(alias: alias) }
-    func signer(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any Signer {
+func cancellingSecureArea(_ inner: SoftwareSecureArea) -> ForwardingSecureArea {
+    ForwardingSecureArea(inner: inner, name: "cancelling", signer: { alias, _ throws(StorageError) in
         CancelledSigner(publicKey: try await inner.keyInfo(alias: alias).publicKey)
-    }
-    func keyAgreement(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any KeyAgreement {
-        try await inner.keyAgreement(for: alias, unlock: unlock)
-    }
-    func deleteKey(alias: String) async throws(StorageError) { try await inner.deleteKey(alias: alias) }
-    func listKeys() async throws(StorageError) -> [KeyInfo] { try await inner.listKeys() }
+    })
 }
 
 @Suite("Issuance sessions: the holder's authentication")
@@ -169,7 +156,7 @@ struct SessionAuthenticationTests {
     func userCancelled() async throws {
         let issuer = try TestIssuer()
         let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
-        let area = CancellingSecureArea(inner: inner)
+        let area = cancellingSecureArea(inner)
         let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
         let client = Openid4VciClient(http: issuer, storage: IssuanceStorage(secureArea: area, store: store))
         let offer = try await client.resolveOffer(issuer.offerURI())

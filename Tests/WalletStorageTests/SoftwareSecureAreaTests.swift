@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import TestChildProcess
+import TestSecureAreas
 import Testing
 import WalletCrypto
 import WalletRuntime
@@ -132,14 +133,21 @@ struct SoftwareSecureAreaTests {
     @Test("the protocol's default unlockedKey asks for the signer, then the agreement of an EC key only")
     func unlockedKeyDefault() async throws {
         let area = try inMemoryArea()
-        let recording = RecordingSecureArea(inner: area)
+        let log = LockedBox<[String]>([])
+        let recording = ForwardingSecureArea(inner: area, name: "recording", signer: { alias, unlock throws(StorageError) in
+            log.withLock { $0.append("signer \(alias)") }
+            return try await area.signer(for: alias, unlock: unlock)
+        }, keyAgreement: { alias, unlock throws(StorageError) in
+            log.withLock { $0.append("keyAgreement \(alias)") }
+            return try await area.keyAgreement(for: alias, unlock: unlock)
+        })
         let ec = try await area.createKey(alias: "ec")
         let key = try await recording.unlockedKey(alias: "ec", unlock: nil)
-        #expect(recording.calls == ["signer ec", "keyAgreement ec"])
+        #expect(log.withLock { $0 } == ["signer ec", "keyAgreement ec"])
         #expect(key.signer.publicKey == ec.publicKey && key.keyAgreement.map { PublicKey.ec($0.publicKey) } == ec.publicKey)
         _ = try await area.createKey(alias: "ed", options: KeyCreationOptions(algorithm: .ed25519))
         #expect(try await recording.unlockedKey(alias: "ed", unlock: nil).keyAgreement == nil)
-        #expect(recording.calls == ["signer ec", "keyAgreement ec", "signer ed"])
+        #expect(log.withLock { $0 } == ["signer ec", "keyAgreement ec", "signer ed"])
         await #expect(throws: StorageError.keyNotFound(alias: "absent")) { _ = try await recording.unlockedKey(alias: "absent", unlock: nil) }
     }
 
@@ -312,35 +320,4 @@ struct StorageChildProcess {
             FileHandle.standardOutput.write(Data("committed cred-\(number)\n".utf8))
         }
     }
-}
-
-/// A secure area that forwards to another and records the key operations asked of it,
-/// without an `unlockedKey` of its own (so the protocol's default serves it).
-final class RecordingSecureArea: SecureArea {
-    let inner: SoftwareSecureArea
-    private let log = LockedBox<[String]>([])
-
-    init(inner: SoftwareSecureArea) { self.inner = inner }
-
-    /// The operations asked so far.
-    var calls: [String] { log.withLock { $0 } }
-
-    var name: String { "recording" }
-    func createKey(alias: String, options: KeyCreationOptions) async throws(StorageError) -> KeyInfo {
-        try await inner.createKey(alias: alias, options: options)
-    }
-    func createKeys(count: Int, aliasPrefix: String, options: KeyCreationOptions) async throws(StorageError) -> [KeyInfo] {
-        try await inner.createKeys(count: count, aliasPrefix: aliasPrefix, options: options)
-    }
-    func keyInfo(alias: String) async throws(StorageError) -> KeyInfo { try await inner.keyInfo(alias: alias) }
-    func signer(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any Signer {
-        log.withLock { $0.append("signer \(alias)") }
-        return try await inner.signer(for: alias, unlock: unlock)
-    }
-    func keyAgreement(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any KeyAgreement {
-        log.withLock { $0.append("keyAgreement \(alias)") }
-        return try await inner.keyAgreement(for: alias, unlock: unlock)
-    }
-    func deleteKey(alias: String) async throws(StorageError) { try await inner.deleteKey(alias: alias) }
-    func listKeys() async throws(StorageError) -> [KeyInfo] { try await inner.listKeys() }
 }
