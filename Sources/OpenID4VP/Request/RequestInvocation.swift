@@ -82,7 +82,6 @@ package enum RequestInvocation: Sendable, Equatable {
         return .requestUri(clientId: nil, url: try webURL(uri, parameter: "request URI", allowHTTP: allowHTTP), method: .get)
     }
 
-    /// The query of a URI: after the first `?`, up to a `#`.
     /// An `https` URL with a host (or `http` on loopback when allowed).
     static func webURL(_ text: String, parameter: String, allowHTTP: Bool) throws(InvalidRequestReason) -> URL {
         guard let url = URL(string: text), url.host != nil else { throw .invalidParameter(parameter) }
