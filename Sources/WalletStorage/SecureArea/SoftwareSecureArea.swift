@@ -264,16 +264,15 @@ public actor SoftwareSecureArea: SecureArea {
 
     /// A signer holding the decrypted key in memory for as long as the signer lives.
     public func signer(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any Signer {
-        let key = try unwrap(alias, unlock: unlock)
-        return SoftwareAreaSigner(alias: alias, signer: key.signer)
+        try await unlockedKey(alias: alias, unlock: unlock).signer
     }
 
     /// An ECDH key agreement for an EC key.
     public func keyAgreement(for alias: String, unlock: (any KeyUnlockData)?) async throws(StorageError) -> any KeyAgreement {
-        guard case .ec(let key) = try unwrap(alias, unlock: unlock) else {
+        guard let agreement = try await unlockedKey(alias: alias, unlock: unlock).keyAgreement else {
             throw .unsupportedKeyOperation(alias: alias, operation: .keyAgreement)
         }
-        return SoftwareAreaKeyAgreement(alias: alias, key: SoftwareKeyAgreement(key))
+        return agreement
     }
 
     /// The signer and, for an EC key, the key agreement, from one decryption of the
