@@ -113,8 +113,9 @@ enum PresentationBenchmark {
         }
         line("resolve the signed request", resolve, 2 * bareVerify, "2 ES256 verifies (certificate, request object)")
 
-        // 2. Match over stores of growing size: the DCQL query's type is in the store's
-        // index, so only the credentials of that type are read and parsed.
+        // 2. Match over stores of growing size: the store's list filters on the DCQL
+        // query's type (one scan of the small credentials rows), so only the credentials
+        // of that type are read and parsed.
         // Their floor: reading a credential's claims means hashing each of its disclosures.
         let disclosures = issued.disclosures.map { Array($0.encoded.utf8) }
         let digestFloor = medianSeconds(iterations: iterations) {

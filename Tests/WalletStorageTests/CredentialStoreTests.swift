@@ -82,6 +82,37 @@ struct CredentialStoreTests {
         #expect(try await store.list().first { $0.id == "mdl" }?.instances.first?.raw == Array("mdl instance 0".utf8))
     }
 
+    @Test("list reads every instance of every match, in index order, across its 64-id instance queries")
+    func listAcrossInstanceQueries() async throws {
+        let (store, _) = try makeStore()
+        for number in 0..<130 {
+            // 1 to 4 instances each, handed to save in descending index order.
+            let instances = (0...(number % 4)).reversed().map {
+                CredentialInstance(index: $0, keyAlias: "key-\(number)-\($0)", raw: Array("\(number)/\($0)".utf8))
+            }
+            try await store.save(StoredCredential(
+                id: "credential-\(number)", format: .sdJwtVc, type: number % 3 == 0 ? "urn:other" : "urn:eudi:pid:1",
+                issuer: IssuerInfo(identifier: number < 64 ? "https://a.example" : "https://b.example"), instances: instances))
+        }
+        // 130 (three queries), 86 and 66 (two), 64 (one, full), 44 (one, padded), none.
+        let filters: [(CredentialFilter, Int)] = [
+            (CredentialFilter(), 130), (CredentialFilter(type: "urn:eudi:pid:1"), 86), (CredentialFilter(issuer: "https://b.example"), 66),
+            (CredentialFilter(issuer: "https://a.example"), 64), (CredentialFilter(type: "urn:other"), 44),
+            (CredentialFilter(type: "urn:absent"), 0),
+        ]
+        for (filter, count) in filters {
+            let listed = try await store.list(filter)
+            #expect(listed.count == count)
+            #expect(Set(listed.map(\.id)).count == count)
+            for credential in listed {
+                let number = try #require(Int(credential.id.dropFirst("credential-".count)))
+                #expect(credential.instances.map(\.index) == Array(0...(number % 4)))
+                #expect(credential.instances.map(\.raw) == (0...(number % 4)).map { Array("\(number)/\($0)".utf8) })
+                #expect(credential == (try await store.credential(id: credential.id)))
+            }
+        }
+    }
+
     @Test("deleting a credential deletes its keys from the secure area")
     func deleteRemovesKeys() async throws {
         let (store, area) = try makeStore()

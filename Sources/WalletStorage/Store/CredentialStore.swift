@@ -193,6 +193,15 @@ public actor CredentialStore {
         refresh_token, created_at, updated_at, issuance_context
         """
 
+    /// How many credential ids one instance query of ``list(_:)`` binds.
+    private static let idsPerInstanceQuery = 64
+    /// The instances of ``idsPerInstanceQuery`` credential ids.
+    private static let instancesOfIds = """
+        SELECT credential_id, idx, key_alias, raw, use_count FROM credential_instances
+        WHERE credential_id IN (\(Array(repeating: "?", count: idsPerInstanceQuery).joined(separator: ", ")))
+        ORDER BY credential_id, idx
+        """
+
     /// The credential `id`, or nil.
     public func credential(id: String) throws(StorageError) -> StoredCredential? {
         let rows = try connection.query("SELECT \(Self.columns) FROM credentials WHERE id = ?", [.text(id)])
@@ -217,11 +226,18 @@ public actor CredentialStore {
         let rows = try connection.transaction(immediate: false) { () throws(StorageError) in
             let credentials = try connection.query(
                 "SELECT \(Self.columns) FROM credentials WHERE \(condition) ORDER BY created_at, id", bindings)
-            let instances = try connection.query(
-                """
-                SELECT credential_id, idx, key_alias, raw, use_count FROM credential_instances
-                WHERE credential_id IN (SELECT id FROM credentials WHERE \(condition)) ORDER BY credential_id, idx
-                """, bindings)
+            // The instances of the ids just read, through the primary key: the credentials
+            // table is scanned once (a sub-select on the same condition would scan it again).
+            var instances: [[SQLValue]] = []
+            var ids = credentials.compactMap(\.first)[...]
+            while !ids.isEmpty {
+                var chunk = Array(ids.prefix(Self.idsPerInstanceQuery))
+                ids = ids.dropFirst(chunk.count)
+                // One statement for every chunk: a short chunk repeats its last id, which
+                // `IN` treats as the one id it is.
+                while chunk.count < Self.idsPerInstanceQuery, let last = chunk.last { chunk.append(last) }
+                instances += try connection.query(Self.instancesOfIds, chunk)
+            }
             return (credentials, instances)
         }
         var grouped: [String: [CredentialInstance]] = [:]
