@@ -229,14 +229,13 @@ public actor CredentialStore {
             // The instances of the ids just read, through the primary key: the credentials
             // table is scanned once (a sub-select on the same condition would scan it again).
             var instances: [[SQLValue]] = []
-            var ids = credentials.compactMap(\.first)[...]
-            while !ids.isEmpty {
-                var chunk = Array(ids.prefix(Self.idsPerInstanceQuery))
-                ids = ids.dropFirst(chunk.count)
+            let ids = credentials.compactMap(\.first)
+            for start in stride(from: 0, to: ids.count, by: Self.idsPerInstanceQuery) {
+                let chunk = ids[start..<min(start + Self.idsPerInstanceQuery, ids.count)]
                 // One statement for every chunk: a short chunk repeats its last id, which
                 // `IN` treats as the one id it is.
-                while chunk.count < Self.idsPerInstanceQuery, let last = chunk.last { chunk.append(last) }
-                instances += try connection.query(Self.instancesOfIds, chunk)
+                let padding = Array(repeating: chunk[chunk.endIndex - 1], count: Self.idsPerInstanceQuery - chunk.count)
+                instances += try connection.query(Self.instancesOfIds, Array(chunk) + padding)
             }
             return (credentials, instances)
         }
