@@ -13,16 +13,25 @@ import Foundation
 /// ```
 /// No value is dropped: each subscriber has its own unbounded buffer, so a slow
 /// observer sees every state, in the order they were sent.
+///
+/// ``send(_:)`` and ``current`` are inlinable, as is ``LockedBox/withLock(_:)``: a
+/// generic type's methods called from another module otherwise run unspecialised and
+/// look up the metadata of `Storage`, `AsyncStream<State>.Continuation` and its
+/// `YieldResult` in the runtime's caches on every call. The proximity event hub sends
+/// about 33 states a session (docs/performance.md, 2026-12-05, fifth session).
 public final class StateStream<State: Sendable>: Sendable {
-    private struct Storage {
-        var current: State
-        var finished = false
-        var nextID = 0
-        var subscribers: [Int: AsyncStream<State>.Continuation] = [:]
+    @usableFromInline
+    struct Storage {
+        @usableFromInline var current: State
+        @usableFromInline var finished = false
+        @usableFromInline var nextID = 0
+        @usableFromInline var subscribers: [Int: AsyncStream<State>.Continuation] = [:]
+
+        @usableFromInline init(current: State) { self.current = current }
     }
 
-    private let storage: LockedBox<Storage>
-    private let isTerminal: @Sendable (State) -> Bool
+    @usableFromInline let storage: LockedBox<Storage>
+    @usableFromInline let isTerminal: @Sendable (State) -> Bool
 
     /// Creates a stream at `initial`; `isTerminal` says which states end it.
     public init(initial: State, isTerminal: @escaping @Sendable (State) -> Bool = { _ in false }) {
@@ -32,6 +41,7 @@ public final class StateStream<State: Sendable>: Sendable {
     }
 
     /// The latest state.
+    @inlinable
     public var current: State { storage.withLock { $0.current } }
 
     /// Whether a terminal state was sent or ``finish()`` was called.
@@ -57,7 +67,7 @@ public final class StateStream<State: Sendable>: Sendable {
 
     /// Publishes `state` to every subscriber and makes it current. Returns `false`
     /// (and changes nothing) once the stream has finished.
-    @discardableResult
+    @discardableResult @inlinable
     public func send(_ state: State) -> Bool {
         let terminal = isTerminal(state)
         // Yield under the lock so that concurrent senders cannot interleave their
@@ -80,7 +90,8 @@ public final class StateStream<State: Sendable>: Sendable {
     }
 
     /// Marks the stream finished and hands back the subscriptions to end.
-    private static func close(_ storage: inout Storage) -> [AsyncStream<State>.Continuation] {
+    @usableFromInline
+    static func close(_ storage: inout Storage) -> [AsyncStream<State>.Continuation] {
         storage.finished = true
         let continuations = Array(storage.subscribers.values)
         storage.subscribers.removeAll()
@@ -92,14 +103,17 @@ public final class StateStream<State: Sendable>: Sendable {
 /// modules built on it; a helper of this package, not API.
 /// (Foundation's `NSLock` rather than `Synchronization.Mutex`, which needs
 /// macOS 15 / iOS 18.)
+@usableFromInline
 package final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var value: Value
 
     /// Wraps `value`.
+    @usableFromInline
     package init(_ value: Value) { self.value = value }
 
     /// Runs `body` with exclusive access to the value.
+    @inlinable
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
