@@ -46,13 +46,6 @@ enum PresentationBenchmark {
               + String(format: "%9.1f µs   %6.2fx %@", seconds * 1e6, seconds / floor, what))
     }
 
-    /// The CPU time of the whole process so far (every thread), in seconds.
-    private static func processCPUSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
     private static func measure(iterations: Int) async throws -> [BenchRow] {
         let now = Date()
         // The reader PKI and the signed request.

@@ -78,6 +78,7 @@ enum ProximityBenchmark {
         detail(String(format: "  crypto floor (2 keygen, 2 ECDH, 4 HKDF, AES-GCM of %d B, 1 sign, 3 verify, SHA-256) %8.2f ms",
                      responseBytes, floor * 1000))
         if Detail.enabled.withLock({ $0 }) {
+            try await cpuAndSwitches(fixture, carriers: carriers, sessions: sessions, floor: floor)
             try await carriersAlone(carriers.filter { $0 != .ble }, responseBytes: responseBytes, rounds: 2 * sessions)
         }
         return results.map { carrier, elapsed in
@@ -141,6 +142,22 @@ enum ProximityBenchmark {
         let sent = await holder.value
         await manager.closeAll()
         return sent
+    }
+
+    /// Prints, for `sessions` more sessions over each carrier in turn, the process's CPU
+    /// time (every thread) and its context switches per session. A session's CPU time is
+    /// about its wall time (it computes, it seldom waits), and the switches count the
+    /// hand-offs between threads that the remaining gap is made of (docs/performance.md,
+    /// "What is left", item 1).
+    static func cpuAndSwitches(_ fixture: Fixture, carriers: [Carrier], sessions: Int, floor: Double) async throws {
+        for carrier in carriers {
+            let (cpu, switches) = (processCPUSeconds(), processContextSwitches())
+            for _ in 0..<sessions { _ = try await session(fixture, carrier: carrier) }
+            let cpuPerSession = (processCPUSeconds() - cpu) / Double(sessions)
+            let switchesPerSession = Double(processContextSwitches() - switches) / Double(sessions)
+            detail(String(format: "  per session over %@: CPU (all threads) %7.1f µs (%.2fx the floor), %5.1f context switches",
+                          carrier.rawValue, cpuPerSession * 1e6, cpuPerSession / floor, switchesPerSession))
+        }
     }
 
     /// Prints what each carrier costs by itself: a listener, a connect and its accept,

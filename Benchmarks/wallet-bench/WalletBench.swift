@@ -119,6 +119,25 @@ struct WalletBench {
 /// Nanoseconds on the monotonic clock, the start that `secondsSince` measures from.
 func monotonicNanoseconds() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
+/// The CPU time of the whole process so far (every thread), in seconds.
+func processCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// The context switches of the whole process so far (every thread; voluntary, when a
+/// thread waits, and involuntary, when the scheduler takes its core).
+func processContextSwitches() -> Int {
+    var usage = rusage()
+    #if canImport(Glibc)
+    getrusage(RUSAGE_SELF.rawValue, &usage)   // an enum case in Glibc's overlay
+    #else
+    getrusage(RUSAGE_SELF, &usage)
+    #endif
+    return usage.ru_nvcsw + usage.ru_nivcsw
+}
+
 /// Seconds elapsed since `start` (a value of `monotonicNanoseconds()`).
 func secondsSince(_ start: UInt64) -> Double { Double(monotonicNanoseconds() - start) / 1e9 }
 
