@@ -41,11 +41,21 @@ public enum HashAlgorithm: String, Sendable, CaseIterable {
     /// SHA-2 cannot fail for any input; libcrypto only reports failure when it cannot
     /// allocate memory, which this function treats as fatal (no input value reaches that path).
     public func digest(_ data: some Sequence<UInt8>) -> [UInt8] {
-        let bytes = Array(data)
+        // Contiguous bytes (an array, a slice of one) are hashed where they lie; a slice of
+        // a decoded document (an mdoc item with its portrait) is not copied first.
+        if let output = data.withContiguousStorageIfAvailable({ digest(contiguous: $0) }) { return output }
+        return Array(data).withUnsafeBufferPointer { digest(contiguous: $0) }
+    }
+
+    private func digest(contiguous buffer: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: digestByteCount)
         var length: UInt32 = 0
-        let status = withBytes(bytes) { pointer, count in
-            EVP_Digest(pointer, count, &output, &length, evpMD, nil)
+        let status: Int32
+        if let base = buffer.baseAddress, buffer.count > 0 {
+            status = EVP_Digest(base, buffer.count, &output, &length, evpMD, nil)
+        } else {
+            let empty: UInt8 = 0
+            status = withUnsafePointer(to: empty) { EVP_Digest($0, 0, &output, &length, evpMD, nil) }
         }
         guard status == 1, Int(length) == digestByteCount else {
             fatalError("libcrypto EVP_Digest failed (out of memory): \(openSSLReason())")

@@ -125,6 +125,27 @@ struct PresentationRoundTripTests {
         #expect(verified.documents.first?.errors.isEmpty == true)
     }
 
+    @Test("items parsed inside a document keep their exact bytes, compare and hash by them, and digest to the MSO's values")
+    func itemsParsedInPlace() async throws {
+        let issuer = try S.pki("IACA")
+        let credential = try await S.issueMDL(issuer: issuer, deviceKey: try ECPrivateKey.generate(curve: .p256).publicKey)
+        // Each item is a view of the document's bytes, at an offset inside them.
+        let reparsed = try IssuerSigned(encoded: credential.encodedBytes)
+        let original = credential.items(in: S.mDLNameSpace)
+        let parsed = reparsed.items(in: S.mDLNameSpace)
+        #expect(parsed.count == original.count && !parsed.isEmpty)
+        let digests = reparsed.mobileSecurityObject.valueDigests[S.mDLNameSpace] ?? [:]
+        for (built, read) in zip(original, parsed) {
+            #expect(read.taggedBytes == built.taggedBytes)
+            #expect(read == built)
+            #expect(Set([read, built]).count == 1)
+            #expect(read.digest() == SHA256.digest(read.taggedBytes))
+            #expect(digests[read.item.digestID] == read.digest())
+            #expect(try IssuerSignedItemBytes(encoded: read.taggedBytes) == read)
+        }
+        #expect(reparsed.encodedBytes == credential.encodedBytes)
+    }
+
     @Test("an issued MSO has 32-byte salts, unique digestIDs per namespace and a tdate validity without fractions")
     func issuedStructure() async throws {
         let issuer = try S.pki("IACA")

@@ -25,6 +25,27 @@ struct HashAlgorithmTests {
         }
     }
 
+    @Test("The digest is the same for an array, a slice in the middle of one, a sequence without contiguous storage, and empty input")
+    func digestOfEveryShape() {
+        let abc = Array("abc".utf8)
+        let padded: [UInt8] = [0xFF, 0xFE] + abc + [0x00]
+        let slice = padded[2..<5]   // start index 2: the view is hashed where it lies
+        let noncontiguous = abc.lazy.map { $0 }
+        let expected = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        #expect(hexString(SHA256.digest(slice)) == expected)
+        #expect(hexString(SHA256.digest(noncontiguous)) == expected)
+        #expect(hexString(SHA256.digest(abc[...])) == expected)
+        // FIPS 180-2: SHA-256 of the empty string, from an empty array, an empty slice and
+        // an empty non-contiguous sequence.
+        let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        #expect(hexString(SHA256.digest([UInt8]())) == empty)
+        #expect(hexString(SHA256.digest(padded[3..<3])) == empty)
+        #expect(hexString(SHA256.digest(EmptyCollection<UInt8>())) == empty)
+        for algorithm in HashAlgorithm.allCases {
+            #expect(algorithm.digest(slice) == algorithm.digest(abc))
+        }
+    }
+
     @Test("HMAC-SHA256 matches RFC 4231 test case 2 and verifies in constant time")
     func hmacRFC4231() throws {
         let key = SymmetricKey(bytes: Array("Jefe".utf8))

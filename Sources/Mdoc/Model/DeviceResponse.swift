@@ -43,7 +43,7 @@ public struct Document: Sendable, Hashable {
     /// room for the heads and names around them.
     var encodedSizeEstimate: Int {
         issuerSigned.nameSpaces.reduce(0) { total, space in
-            space.elements.reduce(total + space.nameSpace.utf8.count + 9) { $0 + $1.taggedBytes.count + 9 }
+            space.elements.reduce(total + space.nameSpace.utf8.count + 9) { $0 + $1.tagged.count + 9 }
         } + issuerSigned.issuerAuth.encodedBytes.count + deviceSigned.nameSpaces.encodedBytes.count
             + deviceSigned.deviceAuth.encodedByteCount + docType.utf8.count + 128
     }

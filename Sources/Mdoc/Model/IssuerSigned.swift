@@ -75,7 +75,7 @@ public struct IssuerSigned: Sendable, Hashable {
             for space in nonEmpty {
                 splice.text(space.nameSpace)
                 splice.arrayHead(space.elements.count)
-                for item in space.elements { splice.raw(item.taggedBytes) }
+                for item in space.elements { splice.raw(item.tagged) }
             }
         }
         splice.text("issuerAuth")

@@ -31,15 +31,20 @@ public struct IssuerSignedItem: Sendable, Hashable {
 /// `IssuerSignedItemBytes = #6.24(bstr .cbor IssuerSignedItem)`, kept exactly as issued:
 /// the MSO digest is over ``taggedBytes``, and a holder passes these bytes on unchanged.
 public struct IssuerSignedItemBytes: Sendable, Hashable {
-    /// The whole tag-24 item, exactly as received (what the MSO digest covers).
-    public let taggedBytes: [UInt8]
+    /// The whole tag-24 item, exactly as received (what the MSO digest covers), as a new
+    /// array on each access.
+    public var taggedBytes: [UInt8] { Array(tagged) }
     /// The decoded item.
     public let item: IssuerSignedItem
+    /// The whole tag-24 item: a view of the bytes it was decoded from, which the item
+    /// shares with its document, so that a parse copies a portrait once (into the
+    /// element's value) rather than twice (issue 16).
+    let tagged: ArraySlice<UInt8>
 
     /// Wraps a freshly built item.
     public init(_ item: IssuerSignedItem) {
         self.item = item
-        self.taggedBytes = CBORSplice.embedded(item.encoded)
+        self.tagged = CBORSplice.embedded(item.encoded)[...]
     }
 
     /// Parses an IssuerSignedItemBytes found inside a larger structure.
@@ -50,7 +55,7 @@ public struct IssuerSignedItemBytes: Sendable, Hashable {
             random: try inner.required("random", in: "IssuerSignedItem").bytes("random"),
             elementIdentifier: try inner.required("elementIdentifier", in: "IssuerSignedItem").text("elementIdentifier"),
             elementValue: try inner.required("elementValue", in: "IssuerSignedItem").value)
-        taggedBytes = tagged.exactBytes
+        self.tagged = tagged.encodedBytes
     }
 
     /// Parses IssuerSignedItemBytes on their own.
@@ -59,5 +64,5 @@ public struct IssuerSignedItemBytes: Sendable, Hashable {
     }
 
     /// The digest of these bytes with `algorithm` (§9.1.2.5).
-    public func digest(_ algorithm: HashAlgorithm = .sha256) -> [UInt8] { algorithm.digest(taggedBytes) }
+    public func digest(_ algorithm: HashAlgorithm = .sha256) -> [UInt8] { algorithm.digest(tagged) }
 }
