@@ -50,12 +50,8 @@ public enum HashAlgorithm: String, Sendable, CaseIterable {
     private func digest(contiguous buffer: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: digestByteCount)
         var length: UInt32 = 0
-        let status: Int32
-        if let base = buffer.baseAddress, buffer.count > 0 {
-            status = EVP_Digest(base, buffer.count, &output, &length, evpMD, nil)
-        } else {
-            let empty: UInt8 = 0
-            status = withUnsafePointer(to: empty) { EVP_Digest($0, 0, &output, &length, evpMD, nil) }
+        let status = withBytes(buffer) { pointer, count in
+            EVP_Digest(pointer, count, &output, &length, evpMD, nil)
         }
         guard status == 1, Int(length) == digestByteCount else {
             fatalError("libcrypto EVP_Digest failed (out of memory): \(openSSLReason())")

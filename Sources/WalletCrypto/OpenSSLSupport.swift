@@ -53,11 +53,14 @@ extension CryptoError {
 /// Calls `body` with a pointer to the bytes of `bytes`, never null (an empty array
 /// yields a pointer to a dummy byte and a count of 0).
 func withBytes<R, E: Error>(_ bytes: [UInt8], _ body: (UnsafePointer<UInt8>, Int) throws(E) -> R) throws(E) -> R {
-    try bytes.withUnsafeBufferPointer { (buffer) throws(E) -> R in
-        if let base = buffer.baseAddress, buffer.count > 0 { return try body(base, buffer.count) }
-        let dummy: UInt8 = 0
-        return try withUnsafePointer(to: dummy) { (pointer) throws(E) -> R in try body(pointer, 0) }
-    }
+    try bytes.withUnsafeBufferPointer { (buffer) throws(E) -> R in try withBytes(buffer, body) }
+}
+
+/// The same for bytes already in a buffer (a slice's, a string's UTF-8).
+func withBytes<R, E: Error>(_ buffer: UnsafeBufferPointer<UInt8>, _ body: (UnsafePointer<UInt8>, Int) throws(E) -> R) throws(E) -> R {
+    if let base = buffer.baseAddress, buffer.count > 0 { return try body(base, buffer.count) }
+    let dummy: UInt8 = 0
+    return try withUnsafePointer(to: dummy) { (pointer) throws(E) -> R in try body(pointer, 0) }
 }
 
 /// `count` as a C `int`, or a typed error naming `input` when it is too large for libcrypto.
