@@ -85,11 +85,12 @@ enum Carrier: String, CaseIterable, Sendable, CustomStringConvertible {
 /// The holder's consent behaviour in a test.
 enum HolderChoice: Sendable { case accept, decline, none }
 
-/// Answers the first request of engagement `id` (or any, when nil) as `choice` says.
+/// Answers the first request of engagement `id` (or any, when nil) as `choice` says, in
+/// a task that prefers `executor` when there is one.
 func respond(on manager: MdocEngagementManager, provider: StaticDocumentProvider, choice: HolderChoice,
-             engagement id: EngagementID? = nil) -> Task<Void, Never> {
+             engagement id: EngagementID? = nil, executor: (any TaskExecutor)? = nil) -> Task<Void, Never> {
     let events = manager.eventHub.transferEvents
-    return Task {
+    return Task(executorPreference: executor) {
         for await event in events {
             if let id, event.engagementId != id { continue }
             guard case .documentsSelectionProcessStart(let data) = event.kind else {

@@ -38,6 +38,8 @@ public actor MdocEngagementManager {
     private let nfcSettings: NFCEngagementSettings
     private let clock: any WalletClock
     private let makeEphemeralKey: @Sendable () throws(ProximityError) -> ECPrivateKey
+    /// The executor the manager's own tasks (and its sessions') prefer; `nil`: the pool.
+    private nonisolated let executor: (any TaskExecutor)?
     private let active = StateStream<MdocEngagement?>(initial: nil)
 
     private enum Stage { case armed, transferring, finished }
@@ -64,16 +66,24 @@ public actor MdocEngagementManager {
     /// A manager whose engagements use `connector` (a platform BLE connector on a device;
     /// the SDK's TCP and in-memory carriers in tests and tools), NFC engagements served
     /// by ``nfc`` as `nfcSettings` say, and time from `clock`.
+    ///
+    /// With an `executor` (``ProximityExecutor/shared``), the tasks the manager starts for
+    /// its engagements and sessions prefer it, so that a session's work stays on its
+    /// thread; without, they run on the cooperative pool.
     public init(connector: any MdocTransportConnector, nfcSettings: NFCEngagementSettings = NFCEngagementSettings(),
-                eventHub: MdocEventHub = MdocEventHub(), clock: any WalletClock = SystemClock()) {
+                eventHub: MdocEventHub = MdocEventHub(), clock: any WalletClock = SystemClock(),
+                executor: (any TaskExecutor)? = nil) {
         self.init(connector: connector, nfcSettings: nfcSettings, eventHub: eventHub, clock: clock,
-                  ephemeralKeys: { () throws(ProximityError) -> ECPrivateKey in try EphemeralKey.generate() })
+                  ephemeralKeys: { () throws(ProximityError) -> ECPrivateKey in try EphemeralKey.generate() },
+                  executor: executor)
     }
 
     /// A manager whose ephemeral keys come from `ephemeralKeys` (tests reproducing
     /// published vectors).
     init(connector: any MdocTransportConnector, nfcSettings: NFCEngagementSettings, eventHub: MdocEventHub,
-         clock: any WalletClock, ephemeralKeys: @escaping @Sendable () throws(ProximityError) -> ECPrivateKey) {
+         clock: any WalletClock, ephemeralKeys: @escaping @Sendable () throws(ProximityError) -> ECPrivateKey,
+         executor: (any TaskExecutor)? = nil) {
+        self.executor = executor
         self.connector = connector
         self.nfcSettings = nfcSettings
         self.eventHub = eventHub
@@ -87,7 +97,7 @@ public actor MdocEngagementManager {
             for task in entry.tasks { task.cancel() }
             let listeners = entry.listeners
             let transfer = entry.engagement.transferManager
-            Task {
+            Task(executorPreference: executor) {
                 for listener in listeners { await listener.close() }
                 await transfer?.close()
             }
@@ -317,8 +327,8 @@ public actor MdocEngagementManager {
             tagHandover = .negotiated
             negotiation = { [weak self] request in await self?.negotiate(id, request) }
         }
-        let onHandover: @Sendable ([UInt8], [UInt8]?) -> Void = { [weak self] select, request in
-            Task { await self?.handoverCompleted(id, select: select, request: request) }
+        let onHandover: @Sendable ([UInt8], [UInt8]?) -> Void = { [weak self, executor] select, request in
+            Task(executorPreference: executor) { await self?.handoverCompleted(id, select: select, request: request) }
         }
         let onDataTransfer: @Sendable (NFCDataTransferLink) -> Void = { link in nfcListener?.offer(link) }
         let arming = NFCArming(engagementId: id, handover: tagHandover, clock: clock, negotiate: negotiation,
@@ -388,7 +398,7 @@ public actor MdocEngagementManager {
         guard let entry = entries[id] else { return }
         let listeners = entry.listeners
         let timeout = entry.config.engagementTimeout
-        let task = Task { [weak self] in
+        let task = Task(executorPreference: executor) { [weak self] in
             let result = await Self.acceptFirst(listeners, timeout: timeout)
             guard let self else {
                 if case .success(let transport) = result { await transport.close() }
@@ -470,7 +480,7 @@ public actor MdocEngagementManager {
         // BLE Ident to check; after a negotiated handover it read it from the Handover Select.
         let context = reverse ? ConnectionContext() : ConnectionContext(eDeviceKeyBytes: engagement.security.eDeviceKeyBytes)
         if reverse, let type = endpoint.transmissionType { publish(id, .connecting(type)) }
-        let task = Task { [weak self, connector] in
+        let task = Task(executorPreference: executor) { [weak self, connector] in
             var result: Result<any MdocTransport, ProximityError>
             do throws(ProximityError) {
                 let transport = try await connector.connect(to: endpoint, context: context, timeout: timeout)
@@ -540,10 +550,10 @@ public actor MdocEngagementManager {
             readerTrustAnchors: entry.config.readerTrustAnchors,
             messageTimeout: entry.config.messageTimeout, providerTimeout: entry.config.providerTimeout)
         let transfer = TransferManager(engagementId: id, transport: transport, hub: eventHub, clock: clock, core: core,
-                                       providerTimeout: entry.config.providerTimeout)
+                                       providerTimeout: entry.config.providerTimeout, executor: executor)
         entry.engagement.setTransferManager(transfer)
         await transfer.start()
-        let monitor = Task { [weak self] in
+        let monitor = Task(executorPreference: executor) { [weak self] in
             await transfer.waitUntilEnded()
             await self?.transferEnded(id)
         }

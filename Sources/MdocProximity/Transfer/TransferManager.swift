@@ -25,12 +25,15 @@ public actor TransferManager {
     private let providerTimeout: Duration
     private var core: HolderSessionCore
     private var receiver: Task<Void, Never>?
+    /// The executor the transfer's tasks prefer (the manager's); `nil`: the pool.
+    private nonisolated let executor: (any TaskExecutor)?
     private var timers: [HolderSessionCore.Timer: WalletTimer] = [:]
     private var ended: [CheckedContinuation<Void, Never>] = []
     private var carrierClosed = false
 
     init(engagementId: EngagementID, transport: any MdocTransport, hub: MdocEventHub, clock: any WalletClock,
-         core: HolderSessionCore, providerTimeout: Duration) {
+         core: HolderSessionCore, providerTimeout: Duration, executor: (any TaskExecutor)? = nil) {
+        self.executor = executor
         self.engagementId = engagementId
         self.transmissionType = transport.transmissionType
         self.transport = transport
@@ -53,7 +56,7 @@ public actor TransferManager {
     func start() async {
         publish(.transmissionTypeSelected(transmissionType))
         await perform(core.start())
-        receiver = Task { [weak self, transport] in
+        receiver = Task(executorPreference: executor) { [weak self, transport] in
             while true {
                 let message: [UInt8]
                 do throws(ProximityError) {
@@ -90,7 +93,7 @@ public actor TransferManager {
         try await apply(.accepted)
         guard let transcript = core.sessionTranscript else { throw .invalidState(.notEngaged) }
         let outcome = Mailbox<Result<DeviceResponse, ProximityError>>(clock: clock)
-        let work = Task {
+        let work = Task(executorPreference: executor) {
             outcome.push(await Self.build(deviceRequest, provider: documentProvider, transcript: transcript))
         }
         let result: Result<DeviceResponse, ProximityError>
@@ -173,8 +176,8 @@ public actor TransferManager {
                 publish(kind)
             case .startTimer(let timer, let duration, let generation):
                 timers[timer]?.cancel()
-                timers[timer] = clock.schedule(after: duration) { [weak self] in
-                    Task { await self?.feed(.timerFired(timer, generation: generation)) }
+                timers[timer] = clock.schedule(after: duration) { [weak self, executor] in
+                    Task(executorPreference: executor) { await self?.feed(.timerFired(timer, generation: generation)) }
                 }
             case .cancelTimer(let timer):
                 timers.removeValue(forKey: timer)?.cancel()

@@ -14,12 +14,17 @@ import WalletRuntime
 /// costs a registration, and its handler runs on this one thread when the kernel reports
 /// input, the peer's end or an error.
 ///
+/// The same thread runs the jobs of ``ProximityExecutor``: between two waits it runs
+/// every queued job, and a job queued from another thread while it waits wakes it
+/// through an `eventfd` in the same epoll set. A frame a handler reads thus resumes a
+/// task that prefers the executor on this thread, with no other thread woken.
+///
 /// A handler reads what has arrived without waiting and returns whether to keep
 /// watching; when it returns `false` the socket leaves the epoll set and the watch's
 /// ownership of it is released. All the handlers run on the reactor's thread, one at a
 /// time. The socket's owner ends the watch itself with ``end(_:)`` when it closes, so a
 /// socket this side closes costs the reactor no wake-up.
-final class SocketReactor: Sendable {
+final class SocketReactor: JobLoop, Sendable {
     /// The carrier's reactor; `nil` when the kernel gave no epoll instance (the carrier
     /// then keeps its ``BlockingIO`` loops).
     static let shared = SocketReactor()
@@ -47,11 +52,25 @@ final class SocketReactor: Sendable {
 
     private let epoll: Int32
     private let state = LockedBox(State())
+    /// Written to wake the thread for a job queued while it waits; in the epoll set
+    /// with token 0 (watches count from 1).
+    private let wakeDescriptor: Int32
+    private let pending = LockedBox(PendingJobs())
 
     private init?() {
         let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epoll >= 0 else { return nil }
+        let wake = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = 0
+        guard wake >= 0, epoll_ctl(epoll, Int32(EPOLL_CTL_ADD), wake, &event) == 0 else {
+            if wake >= 0 { close(wake) }
+            close(epoll)
+            return nil
+        }
         self.epoll = epoll
+        self.wakeDescriptor = wake
         let thread = Thread { [self] in run() }
         thread.name = "MdocProximity.SocketReactor"
         thread.start()
@@ -86,14 +105,36 @@ final class SocketReactor: Sendable {
         if first { remove(token) }
     }
 
+    /// Queues a job of ``ProximityExecutor`` for this thread, waking it when it waits.
+    func submit(_ job: UnownedJob, on executor: UnownedTaskExecutor) {
+        guard pending.withLock({ $0.append(job, on: executor) }) else { return }
+        var one: UInt64 = 1
+        while write(wakeDescriptor, &one, 8) < 0 && errno == EINTR {}
+    }
+
     /// Whether the watch of `token` goes on (for tests).
     func isWatching(_ token: UInt64) -> Bool { state.withLock { $0.watches[token] != nil } }
 
     private func run() {
         let capacity: Int32 = 64
         let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
+        var batch = PendingJobs.Batch()
+        var batchesSincePoll = 0
         while true {
-            let count = epoll_wait(epoll, events, capacity, -1)
+            // The queued jobs first, and the jobs they queue, until none is left; the
+            // sockets are looked at (without waiting) every 16 batches meanwhile, so a
+            // stream of jobs cannot keep a frame waiting.
+            pending.withLock { $0.take(into: &batch) }
+            let idle = batch.isEmpty
+            if !idle {
+                for entry in batch { entry.job.runSynchronously(on: entry.executor) }
+                batch.removeAll(keepingCapacity: true)
+                batchesSincePoll += 1
+                if batchesSincePoll < 16 { continue }
+            }
+            batchesSincePoll = 0
+            let count = epoll_wait(epoll, events, capacity, idle ? -1 : 0)
+            if idle { pending.withLock { $0.markAwake() } }
             guard count >= 0 else {
                 // EINTR; no other error is possible with this descriptor and buffer, but
                 // a retry never spins.
@@ -105,6 +146,11 @@ final class SocketReactor: Sendable {
     }
 
     private func serve(_ token: UInt64) {
+        if token == 0 {
+            var count: UInt64 = 0
+            _ = read(wakeDescriptor, &count, 8)
+            return
+        }
         guard let watch = state.withLock({ $0.watches[token] }) else { return }
         let done = watch.ended.withLock { ended -> Bool in
             guard !ended, !watch.handler() else { return false }
