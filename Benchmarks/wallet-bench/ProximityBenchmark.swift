@@ -67,25 +67,52 @@ enum ProximityBenchmark {
         var responseBytes = 0
         for carrier in carriers { responseBytes = try await session(fixture, carrier: carrier) }
         let floorBody = try cryptoFloor(fixture: fixture, responseBytes: responseBytes)
-        let medians = try await asyncInterleavedMedians(iterations: sessions, carriers.map { carrier in
-            { responseBytes = try await session(fixture, carrier: carrier) }
-        } + [floorBody])
-        let results = Array(zip(carriers, medians))
-        let floor = medians[carriers.count]
-        for (carrier, elapsed) in results {
+        let (medians, floor) = try await sessionMedians(fixture, carriers: carriers, sessions: sessions, floorBody: floorBody,
+                                                         executor: nil)
+        // The same sessions with everything on `ProximityExecutor.shared`: the manager's
+        // tasks, the holder's and the reader's side, and the timing loop with its floor
+        // (an app that runs its session there, as the executor's documentation shows).
+        let executor = ProximityExecutor.shared
+        let (onExecutor, executorFloor) = try await withTaskExecutorPreference(executor) {
+            for carrier in carriers { _ = try await session(fixture, carrier: carrier, executor: executor) }
+            return try await sessionMedians(fixture, carriers: carriers, sessions: sessions, floorBody: floorBody, executor: executor)
+        }
+        for (carrier, elapsed) in zip(carriers, medians) {
             detail(String(format: "  full session over %@ %8.2f ms  (%.2fx the crypto floor)", carrier.title, elapsed * 1000, elapsed / floor))
         }
         detail(String(format: "  crypto floor (2 keygen, 2 ECDH, 4 HKDF, AES-GCM of %d B, 1 sign, 3 verify, SHA-256) %8.2f ms",
                      responseBytes, floor * 1000))
+        for (carrier, elapsed) in zip(carriers, onExecutor) {
+            detail(String(format: "  on ProximityExecutor, full session over %@ %8.2f ms  (%.2fx the crypto floor, %.2f ms on that thread)",
+                          carrier.title, elapsed * 1000, elapsed / executorFloor, executorFloor * 1000))
+        }
         if Detail.enabled.withLock({ $0 }) {
-            try await cpuAndSwitches(fixture, carriers: carriers, sessions: sessions, floor: floor)
+            try await cpuAndSwitches(fixture, carriers: carriers, sessions: sessions, floor: floor, executor: nil)
+            try await withTaskExecutorPreference(executor) {
+                try await cpuAndSwitches(fixture, carriers: carriers, sessions: sessions, floor: executorFloor, executor: executor)
+            }
             try await carriersAlone(carriers.filter { $0 != .ble }, responseBytes: responseBytes, rounds: 2 * sessions)
         }
-        return results.map { carrier, elapsed in
+        return zip(carriers, medians).map { carrier, elapsed in
             BenchRow(suite: "proximity", name: carrier.rowName,
                      sdkSeconds: elapsed, floorSeconds: floor, floorName: "the session's crypto",
                      targetRatio: carrier == .tcp ? 2.0 : nil)
+        } + zip(carriers, onExecutor).map { carrier, elapsed in
+            BenchRow(suite: "proximity", name: carrier.rowName + ", on ProximityExecutor",
+                     sdkSeconds: elapsed, floorSeconds: executorFloor, floorName: "the session's crypto",
+                     targetRatio: carrier == .tcp ? 2.0 : nil)
         }
+    }
+
+    /// The median session over each carrier and the floor's median, in the same rounds
+    /// (see `interleavedMedians`), with the holder's side on `executor` when there is one.
+    private static func sessionMedians(_ fixture: Fixture, carriers: [Carrier], sessions: Int,
+                                       floorBody: @escaping () throws -> Void,
+                                       executor: ProximityExecutor?) async throws -> ([Double], Double) {
+        let medians = try await asyncInterleavedMedians(iterations: sessions, carriers.map { carrier in
+            { _ = try await session(fixture, carrier: carrier, executor: executor) }
+        } + [floorBody])
+        return (Array(medians.prefix(carriers.count)), medians[carriers.count])
     }
 
     struct Provider: MdocDocumentProvider {
@@ -97,8 +124,9 @@ enum ProximityBenchmark {
         }
     }
 
-    /// One session; returns the size of the response SessionData.
-    static func session(_ fixture: Fixture, carrier: Carrier) async throws -> Int {
+    /// One session; returns the size of the response SessionData. With an `executor`, the
+    /// holder's manager and task prefer it (the caller runs the reader's side there).
+    static func session(_ fixture: Fixture, carrier: Carrier, executor: ProximityExecutor? = nil) async throws -> Int {
         let holderConnector: any MdocTransportConnector
         let readerConnector: any MdocTransportConnector
         switch carrier {
@@ -113,10 +141,10 @@ enum ProximityBenchmark {
             holderConnector = InMemoryTransport.Exchange()
             readerConnector = holderConnector
         }
-        let manager = MdocEngagementManager(connector: holderConnector)
+        let manager = MdocEngagementManager(connector: holderConnector, executor: executor)
         let qr = try await manager.createEngagement(.qr)
         let events = manager.eventHub.transferEvents
-        let holder = Task { () -> Int in
+        let holder = Task(executorPreference: executor) { () -> Int in
             var sent = 0
             for await event in events {
                 switch event.kind {
@@ -149,14 +177,16 @@ enum ProximityBenchmark {
     /// about its wall time (it computes, it seldom waits), and the switches count the
     /// hand-offs between threads that the remaining gap is made of (docs/performance.md,
     /// "What is left", item 1).
-    static func cpuAndSwitches(_ fixture: Fixture, carriers: [Carrier], sessions: Int, floor: Double) async throws {
+    static func cpuAndSwitches(_ fixture: Fixture, carriers: [Carrier], sessions: Int, floor: Double,
+                               executor: ProximityExecutor?) async throws {
         for carrier in carriers {
             let (cpu, switches) = (processCPUSeconds(), processContextSwitches())
-            for _ in 0..<sessions { _ = try await session(fixture, carrier: carrier) }
+            for _ in 0..<sessions { _ = try await session(fixture, carrier: carrier, executor: executor) }
             let cpuPerSession = (processCPUSeconds() - cpu) / Double(sessions)
             let switchesPerSession = Double(processContextSwitches() - switches) / Double(sessions)
-            detail(String(format: "  per session over %@: CPU (all threads) %7.1f µs (%.2fx the floor), %5.1f context switches",
-                          carrier.rawValue, cpuPerSession * 1e6, cpuPerSession / floor, switchesPerSession))
+            detail(String(format: "  per session over %@%@: CPU (all threads) %7.1f µs (%.2fx the floor), %5.1f context switches",
+                          carrier.rawValue, executor == nil ? "" : " on ProximityExecutor",
+                          cpuPerSession * 1e6, cpuPerSession / floor, switchesPerSession))
         }
     }
 
