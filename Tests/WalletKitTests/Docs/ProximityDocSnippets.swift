@@ -67,6 +67,26 @@ struct ProximityDocSnippets {
                            // end snippet
     }
 
+    /// docs/proximity.md #4, compiled (MdocProximityTests' `ProximityExecutorTests` run a
+    /// whole session this way and check where its jobs ran).
+    static func executor(bleConnector: BLEConnector, documents: any MdocDocumentProvider) -> Task<Void, any Error> {
+        // snippet: docs/proximity.md#4
+        let manager = MdocEngagementManager(connector: bleConnector, executor: ProximityExecutor.shared)
+        let consent = Task(executorPreference: ProximityExecutor.shared) {       // the app's side, on the same thread
+            for await event in manager.eventHub.transferEvents {
+                guard case .documentsSelectionProcessStart(let bytes) = event.kind else { continue }
+                let transfer = manager.activeEngagement.current?.transferManager
+                let request = try DeviceRequest(encoded: bytes)
+                if let response = try await transfer?.createResponse(deviceRequest: request, documentProvider: documents) {
+                    try await transfer?.sendDeviceResponse(response)
+                }
+                break
+            }
+        }
+        // end snippet
+        return consent
+    }
+
     /// docs/proximity.md #1, compiled and run over the simulated BLE link.
     @MainActor
     static func shareModel(bleConnector: BLEConnector) async -> ProximityShareModel {
