@@ -25,8 +25,9 @@ import WalletRuntime
 /// time. The socket's owner ends the watch itself with ``end(_:)`` when it closes, so a
 /// socket this side closes costs the reactor no wake-up.
 final class SocketReactor: JobLoop, Sendable {
-    /// The carrier's reactor; `nil` when the kernel gave no epoll instance (the carrier
-    /// then keeps its ``BlockingIO`` loops).
+    /// The carrier's reactor; `nil` when the kernel gave no epoll instance or no
+    /// `eventfd` (the carrier then keeps its ``BlockingIO`` loops, and
+    /// ``ProximityExecutor`` runs on a thread of its own).
     static let shared = SocketReactor()
 
     /// What a watched socket does when reported: `false` once it is done.
