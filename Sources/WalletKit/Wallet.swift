@@ -90,7 +90,8 @@ public final class Wallet: Sendable {
         credentials = WalletCredentials(store: store, monitor: monitor, issuance: vci)
         transactionLog = WalletTransactionLog(store: store, recorder: recorder)
         let carrier = config.proximity.resolved
-        proximity = MdocEngagementManager(connector: carrier.connector, nfcSettings: carrier.nfcSettings, clock: config.clock)
+        proximity = MdocEngagementManager(connector: carrier.connector, nfcSettings: carrier.nfcSettings, clock: config.clock,
+                                          executor: config.proximity.executor)
         engagementConfig = EngagementConfig(readerTrustAnchors: readerAnchors.isEmpty ? nil : readerAnchors)
         proximityRecorder = ProximityRecorder(hub: proximity.eventHub, disclosures: proximityDisclosures, recorder: recorder,
                                               monitor: monitor, readerAnchorsConfigured: !readerAnchors.isEmpty)

@@ -126,12 +126,17 @@ public struct ProximityConfig: Sendable {
     /// How NFC engagements are served. Nil: the defaults of ``NFCEngagementSettings``
     /// with a carrier; NFC data transfer only without one.
     public var nfcSettings: NFCEngagementSettings?
+    /// The executor the proximity manager's tasks prefer (``ProximityExecutor/shared`` keeps
+    /// a session on one thread; see docs/proximity.md). Nil: the cooperative pool.
+    public var executor: (any TaskExecutor)?
 
     /// Settings: `connector` for QR, reverse and NFC-handover engagements (none by
-    /// default), and `nfcSettings` for NFC.
-    public init(connector: (any MdocTransportConnector)? = nil, nfcSettings: NFCEngagementSettings? = nil) {
+    /// default), `nfcSettings` for NFC, and the `executor` the sessions' tasks prefer.
+    public init(connector: (any MdocTransportConnector)? = nil, nfcSettings: NFCEngagementSettings? = nil,
+                executor: (any TaskExecutor)? = nil) {
         self.connector = connector
         self.nfcSettings = nfcSettings
+        self.executor = executor
     }
 
     /// The connector and NFC settings the engagement manager is built with.

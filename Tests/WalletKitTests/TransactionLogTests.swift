@@ -162,6 +162,29 @@ struct TransactionLogTests {
         await wallet.proximity.closeAll()
     }
 
+    @Test("proximity with ProximityConfig.executor: the SDK asks the wallet's provider on the executor's thread, and the session completes")
+    func proximityOnExecutor() async throws {
+        let parties = try Parties.make()
+        let reader = try TestReader.make()
+        let executor = ProximityExecutor.shared
+        let wallet = try await Wallet(config: parties.config(proximity: ProximityConfig(connector: reader.holderConnector, executor: executor),
+                                                               extraReaderAnchorsDer: [reader.root.derEncoded]))
+        _ = try await parties.issueMdl(into: wallet)
+        let executorThread = await withTaskExecutorPreference(executor) { currentThread() }
+        let threads = LockedBox<[pthread_t]>([])
+        let released: Set<ReleasedElement> = [ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "family_name")]
+        let recorded = wallet.transactionLog.recorded
+        let verified = try await reader.present(from: wallet, releasing: released, issuerAnchors: [parties.issuer.trustAnchors.iaca]) {
+            threads.withLock { $0.append(currentThread()) }
+        }
+        #expect(verified.documents.first?.value(nameSpace: Parties.nameSpace, identifier: "family_name") == .textString("Mustermann"))
+        #expect(try #require(await recorded.first { $0.kind == .proximityPresentation }).outcome == .completed)
+        let calls = threads.withLock { $0 }
+        #expect(!calls.isEmpty)
+        #expect(calls.allSatisfy { pthread_equal($0, executorThread) != 0 })
+        await wallet.proximity.closeAll()
+    }
+
     @Test("proximity with claim values opted in: exactly the released elements' values")
     func proximityValues() async throws {
         let parties = try Parties.make()
@@ -288,8 +311,10 @@ struct TestReader {
     var holderConnector: BLEConnector { BLEConnector(party: .mdoc, modes: [.peripheralServer]) { [air] in air.makeRadio() } }
 
     /// Engages the wallet's QR code, asks for three mDL elements with reader
-    /// authentication, and lets the wallet's user release `releasing` (nil: decline).
-    func present(from wallet: Wallet, releasing: Set<ReleasedElement>?, issuerAnchors: [X509Certificate]) async throws -> VerifiedResponse {
+    /// authentication, and lets the wallet's user release `releasing` (nil: decline);
+    /// `providerCalled` runs where the SDK asks the wallet's provider for credentials.
+    func present(from wallet: Wallet, releasing: Set<ReleasedElement>?, issuerAnchors: [X509Certificate],
+                 providerCalled: (@Sendable () -> Void)? = nil) async throws -> VerifiedResponse {
         let engagement = try await wallet.proximity.createEngagement(.qr, config: wallet.engagementConfig)
         let holder = Task {
             for await state in wallet.proximity.eventHub.sessionState {
@@ -300,7 +325,8 @@ struct TestReader {
                         continue
                     }
                     do {
-                        let provider = try await wallet.documentProvider(for: request, consent: ConsentSelection(elements: releasing))
+                        let provider = ObservedProvider(base: try await wallet.documentProvider(for: request, consent: ConsentSelection(elements: releasing)),
+                                                        called: providerCalled)
                         let response = try await transfer.createResponse(deviceRequest: request, documentProvider: provider)
                         try await transfer.sendDeviceResponse(response)
                     } catch {
@@ -322,3 +348,23 @@ struct TestReader {
         return verified
     }
 }
+
+/// A wallet's document provider, with a call to `called` when the SDK asks it for credentials.
+private struct ObservedProvider: MdocDocumentProvider {
+    let base: any MdocDocumentProvider
+    let called: (@Sendable () -> Void)?
+
+    func credentials(for request: DeviceRequest) async throws(DocumentProviderError) -> [IssuerSigned] {
+        called?()
+        return try await base.credentials(for: request)
+    }
+
+    func authentication(for credential: IssuerSigned) -> DeviceAuthenticationMethod { base.authentication(for: credential) }
+
+    func consent(for request: DeviceRequest) async throws(DocumentProviderError) -> ConsentSelection {
+        try await base.consent(for: request)
+    }
+}
+
+/// The calling thread (a synchronous function, so that async code may ask).
+private func currentThread() -> pthread_t { pthread_self() }
