@@ -82,8 +82,15 @@ struct PendingJobs {
         sleeping = batch.isEmpty
     }
 
-    /// Marks the thread awake (it returned from a wait).
+    /// Marks the thread awake (it returned from a wait, and may queue jobs before it
+    /// takes the queue again).
     mutating func markAwake() { sleeping = false }
+
+    /// Runs a taken batch on the calling thread, in order, and empties it for the next.
+    static func run(_ batch: inout Batch) {
+        for entry in batch { entry.job.runSynchronously(on: entry.executor) }
+        batch.removeAll(keepingCapacity: true)
+    }
 }
 
 /// A ``JobLoop`` on a thread of its own, which sleeps on a condition when it has no job.
@@ -112,12 +119,10 @@ final class ConditionJobLoop: JobLoop, @unchecked Sendable {
             pending.take(into: &batch)
             while batch.isEmpty {
                 condition.wait()
-                pending.markAwake()
                 pending.take(into: &batch)
             }
             condition.unlock()
-            for entry in batch { entry.job.runSynchronously(on: entry.executor) }
-            batch.removeAll(keepingCapacity: true)
+            PendingJobs.run(&batch)
         }
     }
 }

@@ -128,13 +128,13 @@ final class SocketReactor: JobLoop, Sendable {
             pending.withLock { $0.take(into: &batch) }
             let idle = batch.isEmpty
             if !idle {
-                for entry in batch { entry.job.runSynchronously(on: entry.executor) }
-                batch.removeAll(keepingCapacity: true)
+                PendingJobs.run(&batch)
                 batchesSincePoll += 1
                 if batchesSincePoll < 16 { continue }
             }
             batchesSincePoll = 0
             let count = epoll_wait(epoll, events, capacity, idle ? -1 : 0)
+            // Awake before the handlers run: the jobs they queue need no eventfd write.
             if idle { pending.withLock { $0.markAwake() } }
             guard count >= 0 else {
                 // EINTR; no other error is possible with this descriptor and buffer, but
