@@ -117,11 +117,16 @@ struct WalletClockTests {
     func timerThreadEarlierDeadline() async {
         let calls = Calls()
         let timers = TimerThread()
+        // The timers' queue is held until the due timer is cancelled: the timer thread may
+        // hand it to the queue before `cancel()` (it is due at once), and on a loaded machine
+        // did, but the action is taken when the queue runs it, after the cancel.
         let queue = DispatchQueue(label: "timer-thread-test")
+        queue.suspend()
         let late = timers.schedule(at: TimerThread.deadline(after: .seconds(3600)), on: queue) { calls.record("late") }
         let cancelled = timers.schedule(at: TimerThread.deadline(after: .zero), on: queue) { calls.record("cancelled") }
         cancelled.cancel()
         _ = timers.schedule(at: TimerThread.deadline(after: .zero), on: queue) { calls.record("early") }
+        queue.resume()
         await calls.wait(for: 1)
         queue.sync {}
         #expect(calls.recorded == ["early"])
