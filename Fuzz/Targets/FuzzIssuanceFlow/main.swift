@@ -74,6 +74,9 @@ final class Exchanges: @unchecked Sendable {
     }
 
     var all: [(path: String, response: HTTPResponse)] { lock.lock(); defer { lock.unlock() }; return entries }
+
+    /// How many exchanges there were.
+    var count: Int { lock.lock(); defer { lock.unlock() }; return entries.count }
 }
 
 /// The issuer, with the one exchange the input names answered from the input.
@@ -112,8 +115,16 @@ struct Wallet {
                                   storage: storage)
     }
 
-    func credentials() async -> [StoredCredential] { (try? await storage.store.list()) ?? [] }
-    func keyCount() async -> Int { (try? await storage.secureArea.listKeys().count) ?? -1 }
+    /// The stored credentials; an in-memory store that cannot be read is a breach, not an
+    /// empty store (which would pass the checks below vacuously).
+    func credentials() async -> [StoredCredential] {
+        do { return try await storage.store.list() } catch { breach("the store cannot be read: \(error)") }
+    }
+
+    /// How many keys the secure area holds (unreadable is a breach, as above).
+    func keyCount() async -> Int {
+        do { return try await storage.secureArea.listKeys().count } catch { breach("the secure area cannot be read: \(error)") }
+    }
 }
 
 func breach(_ message: String) -> Never {
@@ -191,7 +202,7 @@ func run(_ setup: Setup, _ replacement: Replacement?) async -> Outcome {
     // The browser step: the authorization endpoint's redirect, or the input in its place.
     let redirect: @Sendable (String) async -> String? = { url in
         guard let target = URL(string: url), let response = try? await http.send(HTTPRequest(url: target)) else { return nil }
-        let index = exchanges.all.count - 1
+        let index = exchanges.count - 1
         if let replacement, replacement.index == index { return String(decoding: replacement.body, as: UTF8.self) }
         return response.headers["Location"]
     }
