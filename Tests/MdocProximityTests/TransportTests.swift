@@ -177,7 +177,37 @@ struct TransportTests {
         // The third frame's body never comes whole: the stream ends inside it.
         #expect(throws: Never.self) { try raw.writeAll([0, 10, 1, 2, 3][...]).get() }
         raw.shutdown()
-        await #expect(throws: ProximityError.malformedFrame(.lengthMismatch(declared: 10, actual: 0))) {
+        await #expect(throws: ProximityError.malformedFrame(.lengthMismatch(declared: 10, actual: 3))) {
+            try await server.receive(timeout: hangGuard)
+        }
+        raw.release()
+        await server.close(); await listener.close()
+    }
+
+    @Test("a TCP frame's body gets room as its bytes arrive, not as its header announces", arguments: readers)
+    func tcpAnnouncedButNotSent(watched: Bool) async throws {
+        // The room doubles from 64 KiB and never passes the announced length: a peer that
+        // announces 16 MiB makes the reader hold at most twice what it sent.
+        let limit = TCPTransport.defaultMaxMessageSize
+        var rooms = [min(limit, TCPTransport.initialBodyAllocation)]
+        while rooms.last! < limit { rooms.append(TCPTransport.nextBodyAllocation(current: rooms.last!, length: limit)) }
+        #expect(rooms.first == 65_536 && rooms.last == limit && rooms.count == 9)
+        #expect(zip(rooms, rooms.dropFirst()).allSatisfy { $1 == 2 * $0 })
+        #expect(TCPTransport.nextBodyAllocation(current: 65_536, length: 100_000) == 100_000)
+
+        // Over a socket: a whole frame that needs the room grown three times, then a frame
+        // announcing the limit, 200,000 bytes of it, and the end.
+        let listener = try privateTCPListener(watched: watched)
+        let (raw, server) = try await Self.rawPeer(listener)
+        func header(_ length: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: length >> (24 - 8 * $0)) } }
+        let whole = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 11) }
+        #expect(throws: Never.self) { try raw.writeAll((header(whole.count) + whole)[...]).get() }
+        #expect(try await server.receive(timeout: hangGuard) == whole)
+        let announced = limit
+        let sent = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        #expect(throws: Never.self) { try raw.writeAll((header(announced) + sent)[...]).get() }
+        raw.shutdown()
+        await #expect(throws: ProximityError.malformedFrame(.lengthMismatch(declared: announced, actual: 200_000))) {
             try await server.receive(timeout: hangGuard)
         }
         raw.release()

@@ -208,7 +208,9 @@ final class SocketHandle: Sendable {
 
     // MARK: Using (the caller holds an ownership)
 
-    enum ReadOutcome { case done, closed, failed(ProximityError) }
+    /// How a read of an exact count ended: all of it, the stream's end after `received`
+    /// of the bytes asked for, or a failure.
+    enum ReadOutcome { case done, closed(received: Int), failed(ProximityError) }
     enum AcceptOutcome { case accepted(SocketHandle), idle, stopped, failed(ProximityError) }
 
     /// Waits up to `pollMilliseconds` for a connection and accepts it. `.idle` when none
@@ -223,13 +225,18 @@ final class SocketHandle: Sendable {
         return acceptWithoutBlocking()
     }
 
-    /// Reads exactly `count` (at most `buffer.count`) bytes into `buffer`.
+    /// Reads exactly `count` (at most `buffer.count`) bytes into the start of `buffer`.
     func readExactly(into buffer: inout [UInt8], count: Int) -> ReadOutcome {
-        var offset = 0
-        while offset < count {
-            switch receive(into: &buffer, offset..<count, waiting: true) {
+        readExactly(into: &buffer, 0..<count)
+    }
+
+    /// Fills `range` (within `buffer`) with the stream's next bytes.
+    func readExactly(into buffer: inout [UInt8], _ range: Range<Int>) -> ReadOutcome {
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            switch receive(into: &buffer, offset..<range.upperBound, waiting: true) {
             case .received(let n): offset += n
-            case .closed: return .closed
+            case .closed: return .closed(received: offset - range.lowerBound)
             case .failed(let error): return .failed(error)
             case .wouldBlock: return .failed(Self.failure(.receive))   // not returned when waiting
             }

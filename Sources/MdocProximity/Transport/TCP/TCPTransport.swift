@@ -230,12 +230,33 @@ public final class TCPTransport: MdocTransport {
         if writesQueued { writer.async { [socket] in socket.release() } } else { socket.release() }
     }
 
+    /// The most a frame's body is given before its bytes arrive (64 KiB). A frame that
+    /// announces more gets room as they come, doubling up to the announced length, so the
+    /// memory a peer makes the reader hold stays within twice what it sent: a 4-byte header
+    /// announcing 16 MiB, then silence, costs 64 KiB and not 16 MiB.
+    static let initialBodyAllocation = 64 * 1024
+
+    /// The room a body of `length` bytes gets next, once its `current` room (shorter than
+    /// `length`) is full: doubled, or `length` when that is nearer. The first room is
+    /// `min(length, initialBodyAllocation)`.
+    static func nextBodyAllocation(current: Int, length: Int) -> Int {
+        min(length, max(2 * current, initialBodyAllocation))
+    }
+
+    /// `body` (full, shorter than `length`) grown by ``nextBodyAllocation(current:length:)``.
+    private static func grow(_ body: inout [UInt8], toward length: Int) {
+        body.append(contentsOf: repeatElement(0, count: nextBodyAllocation(current: body.count, length: length) - body.count))
+    }
+
     /// A frame partly read by ``readAvailable(socket:inbox:maxMessageSize:frame:)``: its
-    /// header, then (`inBody`) its body, allocated once the length is within the limit.
+    /// header, then (`inBody`) its body: `length` bytes announced, of which `bodyCount`
+    /// have arrived into `body`, allocated once the length is within the limit and grown
+    /// as the bytes come (``initialBodyAllocation``).
     private struct PartialFrame {
         var header: [UInt8] = [0, 0, 0, 0]
         var headerCount = 0
         var inBody = false
+        var length = 0
         var body: [UInt8] = []
         var bodyCount = 0
     }
@@ -261,21 +282,23 @@ public final class TCPTransport: MdocTransport {
                     socket.shutdown()
                     return false
                 case .success(let length):
-                    frame.body = [UInt8](repeating: 0, count: length)
+                    frame.length = length
+                    frame.body = [UInt8](repeating: 0, count: min(length, initialBodyAllocation))
                     frame.inBody = true
                 }
-            } else if frame.bodyCount < frame.body.count {
+            } else if frame.bodyCount < frame.length {
+                if frame.bodyCount == frame.body.count { grow(&frame.body, toward: frame.length) }
                 let have = frame.bodyCount
                 switch socket.receiveWithoutBlocking(into: &frame.body, from: have) {
                 case .wouldBlock: return true
                 case .closed:
-                    inbox.finish(.malformedFrame(.lengthMismatch(declared: frame.body.count, actual: 0)))
+                    inbox.finish(.malformedFrame(.lengthMismatch(declared: frame.length, actual: have)))
                     return false
                 case .failed(let error): inbox.finish(error); return false
                 case .received(let count): frame.bodyCount = have + count
                 }
             }
-            if frame.inBody, frame.bodyCount == frame.body.count {
+            if frame.inBody, frame.bodyCount == frame.length {
                 let body = frame.body
                 frame = PartialFrame()
                 guard inbox.push(body) else { return false }
@@ -309,13 +332,27 @@ public final class TCPTransport: MdocTransport {
                 return
             case .success(let announced): length = announced
             }
-            var body = [UInt8](repeating: 0, count: length)
-            switch socket.readExactly(into: &body, count: length) {
-            case .closed: inbox.finish(.malformedFrame(.lengthMismatch(declared: length, actual: 0))); return
-            case .failed(let error): inbox.finish(error); return
-            case .done: guard inbox.push(body) else { return }
+            guard let body = readBody(socket: socket, inbox: inbox, length: length) else { return }
+            guard inbox.push(body) else { return }
+        }
+    }
+
+    /// The blocking loop's body of `length` bytes, in room grown as they arrive (see
+    /// ``initialBodyAllocation``); nil once the stream has ended, with the inbox finished.
+    private static func readBody(socket: SocketHandle, inbox: Mailbox<[UInt8]>, length: Int) -> [UInt8]? {
+        var body = [UInt8](repeating: 0, count: min(length, initialBodyAllocation))
+        var have = 0
+        while have < length {
+            if have == body.count { grow(&body, toward: length) }
+            switch socket.readExactly(into: &body, have..<body.count) {
+            case .done: have = body.count
+            case .closed(let received):
+                inbox.finish(.malformedFrame(.lengthMismatch(declared: length, actual: have + received)))
+                return nil
+            case .failed(let error): inbox.finish(error); return nil
             }
         }
+        return body
     }
 }
 
