@@ -214,6 +214,23 @@ struct TransportTests {
         await server.close(); await listener.close()
     }
 
+    @Test("the TCP carrier's sockets: a listener is non-blocking, a connection and an accepted one block; on Linux all are closed on exec")
+    func tcpSocketModes() throws {
+        let (listener, port) = try SocketHandle.listen(host: "127.0.0.1", port: 0).get()
+        let client = try SocketHandle.connect(host: "127.0.0.1", port: port).get()
+        // The connect has completed, so the connection waits in the accept queue already.
+        guard case .accepted(let server) = listener.acceptOnce(pollMilliseconds: 60_000) else {
+            Issue.record("no connection to accept")
+            return
+        }
+        #expect(listener.isNonBlocking)
+        #expect(!client.isNonBlocking && !server.isNonBlocking)
+        #if os(Linux)
+        #expect(listener.closesOnExec && client.closesOnExec && server.closesOnExec)
+        #endif
+        for socket in [client, server, listener] { socket.shutdown(); socket.release() }
+    }
+
     @Test("a TCP stream that ends inside a frame's header ends the transport cleanly", arguments: readers)
     func tcpEndInsideHeader(watched: Bool) async throws {
         let listener = try privateTCPListener(watched: watched)

@@ -60,6 +60,12 @@ final class SocketHandle: Sendable {
         }
     }
 
+    /// Whether the descriptor is closed on `exec` (`FD_CLOEXEC`; for tests).
+    var closesOnExec: Bool { fcntl(fd, F_GETFD) & FD_CLOEXEC != 0 }
+
+    /// Whether the descriptor is in non-blocking mode (for tests).
+    var isNonBlocking: Bool { fcntl(fd, F_GETFL) & O_NONBLOCK != 0 }
+
     /// Whether ``shutdown()`` was called.
     var isShutDown: Bool { state.withLock { $0.shutDown } }
 
@@ -77,11 +83,22 @@ final class SocketHandle: Sendable {
         return address
     }
 
-    private static func makeSocket() -> Int32 {
+    /// A new TCP socket in non-blocking mode (a connect started, or a listener), closed
+    /// on `exec` where the platform can say so at creation: with Glibc both come with the
+    /// `socket` call itself, elsewhere non-blocking mode takes two `fcntl` calls.
+    private static func makeNonBlockingSocket() -> Int32 {
         #if canImport(Glibc)
-        return socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        return socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         #else
-        return socket(AF_INET, SOCK_STREAM, 0)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        guard fd >= 0 else { return fd }
+        guard setBlocking(fd, false) else {
+            let saved = errno
+            _ = sysClose(fd)
+            errno = saved
+            return -1
+        }
+        return fd
         #endif
     }
 
@@ -114,13 +131,8 @@ final class SocketHandle: Sendable {
     /// to wait on. Otherwise the connect is left pending.
     static func startConnect(host: String, port: UInt16) -> ConnectStart {
         guard var address = address(host: host, port: port) else { return .failed(.transportFailed(.invalidAddress(host))) }
-        let fd = makeSocket()
+        let fd = makeNonBlockingSocket()
         guard fd >= 0 else { return .failed(failure(.socket)) }
-        guard setBlocking(fd, false) else {
-            let error = failure(.socket)
-            _ = sysClose(fd)
-            return .failed(error)
-        }
         let status = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sysConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -178,15 +190,21 @@ final class SocketHandle: Sendable {
     }
 
     private static func setBlocking(_ fd: Int32, _ blocking: Bool) -> Bool {
+        #if canImport(Glibc)
+        // The SDK's sockets carry no file status flag but O_NONBLOCK (the access mode is
+        // not one F_SETFL changes), so one call sets the mode without reading the flags.
+        return fcntl(fd, F_SETFL, blocking ? 0 : O_NONBLOCK) == 0
+        #else
         let flags = fcntl(fd, F_GETFL)
         guard flags >= 0 else { return false }
         return fcntl(fd, F_SETFL, blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK) == 0
+        #endif
     }
 
     /// Binds `host:port` (port 0: any free one) and listens; returns the bound port.
     static func listen(host: String, port: UInt16, backlog: Int32 = 128) -> Result<(SocketHandle, UInt16), ProximityError> {
         guard var address = address(host: host, port: port) else { return .failure(.transportFailed(.invalidAddress(host))) }
-        let fd = makeSocket()
+        let fd = makeNonBlockingSocket()
         guard fd >= 0 else { return .failure(failure(.socket)) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -317,8 +335,9 @@ final class SocketHandle: Sendable {
         receive(into: &buffer, offset..<buffer.count, waiting: false)
     }
 
-    /// Accepts a waiting connection without waiting (the listening descriptor is in
-    /// non-blocking mode, see ``setNonBlocking()``): `.idle` when none waits.
+    /// Accepts a waiting connection without waiting (a listening descriptor is made in
+    /// non-blocking mode): `.idle` when none waits. The accepted descriptor is in blocking
+    /// mode, and on Linux closed on `exec`.
     func acceptWithoutBlocking() -> AcceptOutcome {
         if isShutDown { return .stopped }
         let client = sysAccept(fd)
@@ -326,13 +345,17 @@ final class SocketHandle: Sendable {
             if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED { return .idle }
             return isShutDown ? .stopped : .failed(Self.failure(.accept))
         }
+        #if !os(Linux)
+        // BSD sockets inherit the listener's non-blocking mode.
+        guard Self.setBlocking(client, true) else {
+            let error = Self.failure(.accept)
+            _ = sysClose(client)
+            return .failed(error)
+        }
+        #endif
         Self.setNoDelay(client)
         return .accepted(SocketHandle(fd: client))
     }
-
-    /// Puts a listening descriptor in non-blocking mode, so that an accept after a
-    /// readiness report never waits (Linux: the connections it accepts stay blocking).
-    func setNonBlocking() -> Bool { Self.setBlocking(fd, false) }
 
     #if os(Linux)
     /// Adds the descriptor to the epoll instance `epoll` with `token`, level-triggered,
@@ -372,5 +395,14 @@ final class SocketHandle: Sendable {
 }
 @inline(__always) private func sysClose(_ fd: Int32) -> Int32 { close(fd) }
 @inline(__always) private func sysListen(_ fd: Int32, _ backlog: Int32) -> Int32 { listen(fd, backlog) }
-@inline(__always) private func sysAccept(_ fd: Int32) -> Int32 { accept(fd, nil, nil) }
+/// `accept(2)`; on Linux `accept4`, so that the connection is closed on `exec` as the
+/// listener is (and in blocking mode whatever the listener's mode: Linux does not pass it
+/// on). Elsewhere ``SocketHandle/acceptWithoutBlocking()`` puts it in blocking mode.
+@inline(__always) private func sysAccept(_ fd: Int32) -> Int32 {
+    #if os(Linux)
+    accept4(fd, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+    #else
+    accept(fd, nil, nil)
+    #endif
+}
 @inline(__always) private func sysShutdown(_ fd: Int32, _ how: Int32) -> Int32 { shutdown(fd, how) }

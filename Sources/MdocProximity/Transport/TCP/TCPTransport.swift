@@ -428,7 +428,7 @@ public final class TCPListener: MdocTransportListener {
         self.incoming = Mailbox(clock: clock)
         socket.retain()   // the accept loop's ownership
         #if os(Linux)
-        if watched, let reactor = SocketReactor.shared, socket.setNonBlocking(), let token = reactor.watch(socket, handler: { [socket, incoming] in
+        if watched, let reactor = SocketReactor.shared, let token = reactor.watch(socket, handler: { [socket, incoming] in
             TCPListener.acceptAvailable(socket: socket, incoming: incoming)
         }) {
             watchToken = token
