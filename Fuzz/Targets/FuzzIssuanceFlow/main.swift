@@ -152,10 +152,11 @@ func terminal(_ session: IssuanceSession, txCode: String?,
 }
 
 /// Runs the session `start` makes to its terminal state, then waits until the session
-/// is released: work it still does after its terminal state (a notification, a cleanup)
-/// ends before the input does, so that LeakSanitizer, which checks after each input,
-/// never sees a live object as lost. A session never released would be a leak, which
-/// the fuzzer reports as a timeout.
+/// is released. The session sends its notification and deletes its keys before the
+/// terminal state, but its driver task still holds it for a moment after; waiting for the
+/// release ends that before the input does, so that LeakSanitizer, which checks after each
+/// input, never sees a live object as lost. A session never released would be a leak,
+/// which the fuzzer reports as a timeout.
 func settled(_ start: () -> IssuanceSession, txCode: String?,
              redirect: @escaping @Sendable (String) async -> String?) async -> IssuanceState {
     weak var watched: IssuanceSession?
