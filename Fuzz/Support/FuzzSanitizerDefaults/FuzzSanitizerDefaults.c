@@ -1,8 +1,9 @@
 #include "FuzzSanitizerDefaults.h"
 
-// Sanitizer defaults for the fuzz targets whose memory grew under the defaults
-// (FuzzIssuanceFlow, which runs whole sessions, and FuzzSessionEstablishment). Options
-// given in ASAN_OPTIONS or LSAN_OPTIONS still apply on top of these.
+// Sanitizer defaults for the fuzz targets that run whole sessions (FuzzIssuanceFlow,
+// FuzzPresentationFlow) and for FuzzSessionEstablishment: the memory of the first and the
+// last grew under AddressSanitizer's defaults. Options given in ASAN_OPTIONS or
+// LSAN_OPTIONS still apply on top of these.
 
 // The LeakSanitizer report these targets suppress. libFuzzer checks for leaks after each
 // input, and a Swift object still alive then (a session's driver finishing after its
