@@ -1,4 +1,5 @@
 import Foundation
+import FuzzFlowSupport
 import OpenID4VCI
 import ReferenceParties
 import WalletCrypto
@@ -61,45 +62,24 @@ struct Replacement: Sendable {
     let body: [UInt8]
 }
 
-/// What the recording handler saw: one entry per exchange, in order.
-final class Exchanges: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [(path: String, response: HTTPResponse)] = []
-
-    /// The index the next exchange takes.
-    func next(path: String, response: HTTPResponse) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        entries.append((path, response))
-        return entries.count - 1
-    }
-
-    var all: [(path: String, response: HTTPResponse)] { lock.lock(); defer { lock.unlock() }; return entries }
-
-    /// How many exchanges there were.
-    var count: Int { lock.lock(); defer { lock.unlock() }; return entries.count }
+/// One exchange: the path the wallet asked for and what the issuer really answered.
+struct Exchange: Sendable {
+    let path: String
+    let response: HTTPResponse
 }
 
 /// The issuer, with the one exchange the input names answered from the input.
 struct HostileIssuer: HTTPHandler {
     let issuer: ReferenceIssuer
     let replacement: Replacement?
-    let exchanges: Exchanges
+    let exchanges: ExchangeLog<Exchange>
 
     func respond(to request: HTTPRequest) async throws(HTTPHandlerError) -> HTTPResponse {
         let real = await issuer.respond(to: request)
-        let index = exchanges.next(path: request.url.path, response: real)
+        let index = exchanges.append(Exchange(path: request.url.path, response: real))
         guard let replacement, replacement.index == index else { return real }
-        var headers = HTTPHeaders()
-        for field in real.headers where !["content-type", "content-length"].contains(field.name.lowercased()) {
-            headers.add(name: field.name, value: field.value)
-        }
-        switch replacement.contentType {
-        case 0: if let type = real.headers["Content-Type"] { headers.add(name: "Content-Type", value: type) }
-        case 1: headers.add(name: "Content-Type", value: "application/json")
-        case 2: headers.add(name: "Content-Type", value: "application/jwt")
-        default: break
-        }
-        return HTTPResponse(status: replacement.status ?? real.status, headers: headers, body: replacement.body)
+        return FuzzFlowSupport.replacement(for: real, contentType: replacement.contentType, jwtMediaType: "application/jwt",
+                                           status: replacement.status, body: replacement.body)
     }
 }
 
@@ -127,11 +107,6 @@ struct Wallet {
     }
 }
 
-func breach(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("FuzzIssuanceFlow: \(message)\n".utf8))
-    abort()
-}
-
 /// Follows `session` to its terminal state, answering a tx_code prompt and the browser step.
 func terminal(_ session: IssuanceSession, txCode: String?,
               redirect: @escaping @Sendable (String) async -> String?) async -> IssuanceState {
@@ -151,28 +126,9 @@ func terminal(_ session: IssuanceSession, txCode: String?,
     return session.currentState
 }
 
-/// Runs the session `start` makes to its terminal state, then waits until the session
-/// is released. The session sends its notification and deletes its keys before the
-/// terminal state, but its driver task still holds it for a moment after; waiting for the
-/// release ends that before the input does, so that LeakSanitizer, which checks after each
-/// input, never sees a live object as lost. A session never released would be a leak,
-/// which the fuzzer reports as a timeout.
-func settled(_ start: () -> IssuanceSession, txCode: String?,
-             redirect: @escaping @Sendable (String) async -> String?) async -> IssuanceState {
-    weak var watched: IssuanceSession?
-    let state: IssuanceState
-    do {
-        let session = start()
-        watched = session
-        state = await terminal(session, txCode: txCode, redirect: redirect)
-    }
-    while watched != nil { try? await Task.sleep(for: .milliseconds(1)) }
-    return state
-}
-
 /// What one run saw: every exchange the issuer answered, and whether credentials were issued.
 struct Outcome {
-    let exchanges: [(path: String, response: HTTPResponse)]
+    let exchanges: [Exchange]
     let issued: Bool
 }
 
@@ -180,7 +136,7 @@ struct Outcome {
 /// checked against the terminal state.
 func run(_ setup: Setup, _ replacement: Replacement?) async -> Outcome {
     guard let issuer = try? ReferenceIssuer(configuration: setup.issuer) else { breach("the reference issuer does not start") }
-    let exchanges = Exchanges()
+    let exchanges = ExchangeLog<Exchange>()
     // Timeouts on a clock that nothing advances: no exchange times out, and none leaves a
     // sleeping timer task behind (a real-time timeout does, until its deadline).
     let http = InProcessHTTPClient(handler: HostileIssuer(issuer: issuer, replacement: replacement, exchanges: exchanges),
@@ -208,7 +164,7 @@ func run(_ setup: Setup, _ replacement: Replacement?) async -> Outcome {
         return response.headers["Location"]
     }
 
-    let state = await settled({ wallet.client.start(request) }, txCode: txCode, redirect: redirect)
+    let state = await settled({ wallet.client.start(request) }) { await terminal($0, txCode: txCode, redirect: redirect) }
     let stored = await wallet.credentials()
     var issued = false
     switch state {
@@ -223,7 +179,7 @@ func run(_ setup: Setup, _ replacement: Replacement?) async -> Outcome {
     case .deferred(let credentialId, _):
         guard stored.contains(where: { $0.id == credentialId }) else { breach("a deferred credential is not stored") }
         let before = stored.filter { $0.state == .issued }.count
-        let resumed = await settled({ wallet.client.resumeDeferred(credentialId) }, txCode: nil, redirect: { _ in nil })
+        let resumed = await settled({ wallet.client.resumeDeferred(credentialId) }) { await terminal($0, txCode: nil, redirect: { _ in nil }) }
         let after = await wallet.credentials().filter { $0.state == .issued }.count
         if case .failed = resumed, after != before { breach("a failed resumption stored a credential") }
         if case .completed = resumed { issued = after > before }
@@ -231,16 +187,6 @@ func run(_ setup: Setup, _ replacement: Replacement?) async -> Outcome {
         breach("the session stopped at \(state)")
     }
     return Outcome(exchanges: exchanges.all, issued: issued)
-}
-
-/// Blocks the fuzzer's thread until `body` is done (the entry point is synchronous).
-func blocking(_ body: @escaping @Sendable () async -> Void) {
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        await body()
-        done.signal()
-    }
-    done.wait()
 }
 
 /// Writes one input per exchange of each seeded setup into `directory`.

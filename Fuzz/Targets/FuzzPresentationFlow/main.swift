@@ -1,6 +1,7 @@
 import CBOR
 import COSE
 import Foundation
+import FuzzFlowSupport
 import JOSE
 import Mdoc
 import OpenID4VP
@@ -117,56 +118,21 @@ struct Exchange: Sendable {
     var served: [UInt8]
 }
 
-/// What the hostile verifier saw: one entry per exchange, in order.
-final class Exchanges: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [Exchange] = []
-
-    /// The index the next exchange takes.
-    func next(_ exchange: Exchange) -> Int {
-        lock.lock(); defer { lock.unlock() }
-        entries.append(exchange)
-        return entries.count - 1
-    }
-
-    /// Records that exchange `index` was served `body`.
-    func served(_ index: Int, _ body: [UInt8]) {
-        lock.lock(); defer { lock.unlock() }
-        entries[index].served = body
-    }
-
-    var all: [Exchange] { lock.lock(); defer { lock.unlock() }; return entries }
-}
-
 /// The verifier, with the one exchange the input names answered from the input.
 struct HostileVerifier: HTTPHandler {
     let verifier: ReferenceVerifier
     let replacement: Replacement?
-    let exchanges: Exchanges
+    let exchanges: ExchangeLog<Exchange>
 
     func respond(to request: HTTPRequest) async throws(HTTPHandlerError) -> HTTPResponse {
         let real = await verifier.respond(to: request)
-        let index = exchanges.next(Exchange(request: request, response: real, served: real.body))
+        let index = exchanges.append(Exchange(request: request, response: real, served: real.body))
         guard let replacement, replacement.index == index else { return real }
         let body = replacement.body(replacing: real.body)
-        exchanges.served(index, body)
-        var headers = HTTPHeaders()
-        for field in real.headers where !["content-type", "content-length"].contains(field.name.lowercased()) {
-            headers.add(name: field.name, value: field.value)
-        }
-        switch replacement.contentType {
-        case 0: if let type = real.headers["Content-Type"] { headers.add(name: "Content-Type", value: type) }
-        case 1: headers.add(name: "Content-Type", value: "application/json")
-        case 2: headers.add(name: "Content-Type", value: "application/oauth-authz-req+jwt")
-        default: break
-        }
-        return HTTPResponse(status: replacement.status ?? real.status, headers: headers, body: body)
+        exchanges.update(index) { $0.served = body }
+        return FuzzFlowSupport.replacement(for: real, contentType: replacement.contentType,
+                                           jwtMediaType: "application/oauth-authz-req+jwt", status: replacement.status, body: body)
     }
-}
-
-func breach(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("FuzzPresentationFlow: \(message)\n".utf8))
-    abort()
 }
 
 /// The issuers the wallet's credentials come from (made once: their keys are not what
@@ -256,21 +222,6 @@ func terminal(_ session: PresentationSession, declines: Bool) async -> Presentat
     breach("the session's states ended at \(session.currentState), not in a terminal state")
 }
 
-/// Runs the session `start` makes to its terminal state, then waits until the session
-/// is released, so that LeakSanitizer, which checks after each input, never sees a live
-/// object as lost (a session never released would be a leak, reported as a timeout).
-func settled(_ start: () -> PresentationSession, declines: Bool) async -> PresentationState {
-    weak var watched: PresentationSession?
-    let state: PresentationState
-    do {
-        let session = start()
-        watched = session
-        state = await terminal(session, declines: declines)
-    }
-    while watched != nil { try? await Task.sleep(for: .milliseconds(1)) }
-    return state
-}
-
 /// What one run saw: every exchange, the terminal state and the verifier's verdict.
 struct Outcome {
     let exchanges: [Exchange]
@@ -297,7 +248,7 @@ func run(_ setup: Setup, _ replacement: Replacement?) async -> Outcome {
                                              mdocIssuerAnchors: [issuers.iaca]),
         clock: clock) else { breach("the reference verifier does not start") }
     guard let transaction = try? await verifier.createTransaction(setup.options) else { breach("no transaction") }
-    let exchanges = Exchanges()
+    let exchanges = ExchangeLog<Exchange>()
     // Timeouts on a clock that nothing advances: no exchange times out, and none leaves a
     // sleeping timer task behind.
     let http = InProcessHTTPClient(handler: HostileVerifier(verifier: verifier, replacement: replacement, exchanges: exchanges),
@@ -307,7 +258,7 @@ func run(_ setup: Setup, _ replacement: Replacement?) async -> Outcome {
         config: PresentationConfig(readerAnchorsDer: verifier.pki.anchorsDER, mdocTransactionDataBinder: binder, allowHTTP: true),
         httpClient: http, clock: clock)
 
-    let state = await settled({ client.start(transaction.authorizationRequestURI) }, declines: setup.declines)
+    let state = await settled({ client.start(transaction.authorizationRequestURI) }) { await terminal($0, declines: setup.declines) }
     let seen = exchanges.all
 
     // The store: a presentation reads and rotates, it never adds, removes or changes a credential.
@@ -350,16 +301,6 @@ func run(_ setup: Setup, _ replacement: Replacement?) async -> Outcome {
         }
     }
     return Outcome(exchanges: seen, state: state, verdict: verdict)
-}
-
-/// Blocks the fuzzer's thread until `body` is done (the entry point is synchronous).
-func blocking(_ body: @escaping @Sendable () async -> Void) {
-    let done = DispatchSemaphore(value: 0)
-    Task {
-        await body()
-        done.signal()
-    }
-    done.wait()
 }
 
 /// Writes one input per exchange of each seeded setup into `directory`.
