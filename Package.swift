@@ -69,10 +69,11 @@ let package = Package(
                                                   "WalletCrypto", "WalletEncoding", "WalletRuntime"]),
 
         // LeakSanitizer's suppressions (third-party, runtime and test-only reports, each with
-        // its reason), built into the test bundle and the two executables so that
+        // its reason) and, under AddressSanitizer, libcrypto without its exit-time cleanup
+        // (see SanitizerDefaults.c), built into the test bundle and the two executables so that
         // `swift test --sanitize=address` and the CLI under AddressSanitizer need no
         // LSAN_OPTIONS. Nothing calls it in other builds.
-        .target(name: "CSanitizerDefaults"),
+        .target(name: "CSanitizerDefaults", dependencies: ["COpenSSL"]),
 
         // Layer 5 (tools): what `wallet inspect` prints, a library so the fuzz targets reach it.
         .target(name: "WalletInspect", dependencies: ["CBOR", "COSE", "WalletCrypto", "WalletEncoding"]),
