@@ -222,13 +222,6 @@ func terminal(_ session: PresentationSession, declines: Bool) async -> Presentat
     breach("the session's states ended at \(session.currentState), not in a terminal state")
 }
 
-/// What one run saw: every exchange, the terminal state and the verifier's verdict.
-struct Outcome {
-    let exchanges: [Exchange]
-    let state: PresentationState
-    let verdict: PresentationVerdict.Outcome?
-}
-
 /// Whether the wallet sent a presentation in `request` (a form with `vp_token`, or an
 /// encrypted `response`, which carries one).
 func carriesPresentation(_ request: HTTPRequest) -> Bool {
@@ -237,8 +230,8 @@ func carriesPresentation(_ request: HTTPRequest) -> Bool {
 }
 
 /// One run: the wallet answers a fresh verifier, one answer replaced; the store and the
-/// state are checked against what the verifier sent.
-func run(_ setup: Setup, _ replacement: Replacement?) async -> Outcome {
+/// state are checked against what the verifier sent. Returns every exchange.
+func run(_ setup: Setup, _ replacement: Replacement?) async -> [Exchange] {
     let clock = ManualClock(now)
     guard let wallet = try? await Wallet() else { breach("no wallet") }
     let before = await wallet.credentials()
@@ -300,7 +293,7 @@ func run(_ setup: Setup, _ replacement: Replacement?) async -> Outcome {
         default: breach("with the verifier's own answers the session ended \(state), the verdict \(String(describing: verdict))")
         }
     }
-    return Outcome(exchanges: seen, state: state, verdict: verdict)
+    return seen
 }
 
 /// Writes one input per exchange of each seeded setup into `directory`.
@@ -311,8 +304,8 @@ func writeSeeds(to directory: String) {
         blocking {
             let setup = Setup(setupByte)
             // `run` checks that the session ends as the user chose and the verifier agrees.
-            let outcome = await run(setup, nil)
-            for (index, exchange) in outcome.exchanges.enumerated() {
+            let exchanges = await run(setup, nil)
+            for (index, exchange) in exchanges.enumerated() {
                 let input = [UInt8(index), setupByte] + exchange.response.body
                 // The endpoint's name without the transaction's (random) identifier.
                 let endpoint = exchange.request.url.pathComponents.dropFirst().first ?? "exchange"
