@@ -6,12 +6,15 @@ import WalletEncoding
 import WalletRuntime
 import WalletStorage
 
-/// `wallet present <openid4vp URI | request URL> [--auto | --decline | --select QUERY=ID[,ID]...] [--reader-anchor PEM]...`
+/// `wallet present <openid4vp URI | request URL> [--auto | --decline | --select QUERY=ID[,ID]...] [--reader-anchor PEM]...
+/// [--mdoc-transaction-data digest[:NAMESPACE]]`
 /// and `wallet present --dc-api <request JSON file> --origin <origin> [...]`: answers an
 /// OpenID4VP request from the wallet's store, after showing who asks and what each query
 /// would disclose, and asking for consent unless an option decides.
 enum PresentCommand {
-    static let valued: Set<String> = WalletHome.valuedOptions.union(["--select", "--reader-anchor", "--dc-api", "--origin"])
+    static let valued: Set<String> = WalletHome.valuedOptions.union([
+        "--select", "--reader-anchor", "--dc-api", "--origin", "--mdoc-transaction-data",
+    ])
     static let flags: Set<String> = WalletHome.flagOptions.union(["--auto", "--decline"])
 
     /// How the user's decision is made.
@@ -26,6 +29,7 @@ enum PresentCommand {
         let options = try CommandLineOptions(arguments, valued: valued, flags: flags)
         let home = try WalletHome(options)
         let decision = try decision(options)
+        let binder = try mdocTransactionDataBinder(options["--mdoc-transaction-data"])
         var anchors: [[UInt8]] = []
         for path in options.all("--reader-anchor") { anchors += try readAnchors(path) }
 
@@ -39,7 +43,8 @@ enum PresentCommand {
         }
 
         let (_, store) = try await home.open()
-        let config = PresentationConfig(readerAnchorsDer: anchors, allowHTTP: home.allowHTTP, requestTimeout: home.requestTimeout)
+        let config = PresentationConfig(readerAnchorsDer: anchors, mdocTransactionDataBinder: binder,
+                                        allowHTTP: home.allowHTTP, requestTimeout: home.requestTimeout)
         let client = Openid4VpClient(store: store, config: config,
                                      httpClient: URLSessionHTTPClient(allowInsecureHTTP: home.allowHTTP))
         let session: PresentationSession
@@ -102,6 +107,18 @@ enum PresentCommand {
             chosen[parts[0], default: []] += parts[1].split(separator: ",").map(String.init)
         }
         return .select(chosen)
+    }
+
+    /// `--mdoc-transaction-data digest[:NAMESPACE]`: how an mdoc presentation carries the
+    /// request's transaction data. Without it, an entry bound to an mdoc query is refused.
+    static func mdocTransactionDataBinder(_ argument: String?) throws(CLIError) -> MdocTransactionDataBinder? {
+        guard let argument else { return nil }
+        let parts = argument.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard parts[0] == "digest", parts.count == 1 || !parts[1].isEmpty else {
+            throw .usage("--mdoc-transaction-data takes digest or digest:NAMESPACE")
+        }
+        let nameSpace = parts.count == 2 ? parts[1] : MdocTransactionDataElement.digestNameSpace
+        return { .digest(of: $0, nameSpace: nameSpace) }
     }
 
     /// The PEM certificates in a file (or the PEM text itself).

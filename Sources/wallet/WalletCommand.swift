@@ -48,10 +48,13 @@ struct WalletCommand {
           these take --store DIR (or WALLET_STORE), --allow-http (loopback only), --json,
           --timeout SECONDS (requests to issuers and verifiers; 30 by default)
       present <openid4vp URI | request URL> [--auto | --decline | --select QUERY=ID[,ID]...]
-          [--reader-anchor PEM]... [--store DIR] [--allow-http] [--json]
+          [--reader-anchor PEM]... [--mdoc-transaction-data digest[:NAMESPACE]]
+          [--store DIR] [--allow-http] [--json]
                                  answer an OpenID4VP request from the store: shows the
                                  verifier and what each query would disclose, then asks
-                                 (or --auto / --decline / --select decide)
+                                 (or --auto / --decline / --select decide); mdoc-bound
+                                 transaction data is signed as its SHA-256 in NAMESPACE
+                                 (org.openid4vp.transaction_data) with that option
       present --dc-api <request JSON file> --origin <origin> [...]
                                  the same for a Digital Credentials API request; prints
                                  the response data object

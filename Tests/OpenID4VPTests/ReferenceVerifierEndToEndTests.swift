@@ -45,15 +45,9 @@ struct ReferenceVerifierEndToEndTests {
             Openid4VpClient(
                 store: wallet.store,
                 config: PresentationConfig(readerAnchorsDer: anchors ? verifier.pki.anchorsDER : [],
-                                           mdocTransactionDataBinder: ReferenceVerifierEndToEndTests.binder, allowHTTP: true),
+                                           mdocTransactionDataBinder: { .digest(of: $0) }, allowHTTP: true),
                 httpClient: PatientHTTPClient(), clock: ManualClock(testNow))
         }
-    }
-
-    /// The reference verifier's default mdoc transaction data rule, as an app would configure it.
-    static let binder: MdocTransactionDataBinder = { transaction in
-        MdocTransactionDataElement(nameSpace: MdocTransactionDataBinding.defaultNameSpace, elementIdentifier: transaction.type,
-                                   value: .byteString(HashAlgorithm.sha256.digest(Array(transaction.encoded.utf8))))
     }
 
     static let pidQuery = VerifierQuery(credentials: [

@@ -3,6 +3,7 @@ import Foundation
 import JOSE
 import Mdoc
 @testable import OpenID4VP
+import ReferenceParties
 import SDJWT
 import Testing
 import WalletCrypto
@@ -441,6 +442,27 @@ struct RemotePresentationTests {
         let signed = try #require(verified.documents.first?.deviceSigned.first)
         #expect(signed.nameSpace == "org.example.tx")
         #expect(signed.elements.first?.identifier == "tx_hash" && signed.elements.first?.value == .byteString([1, 2, 3]))
+    }
+
+    @Test("MdocTransactionDataElement.digest: the entry's type in the namespace, the SHA-256 of its string as received, the reference verifier's expectation")
+    func digestConvention() throws {
+        // The string is base64url of {"type":"payment","credential_ids":["mdl"],"amount":"42.00"};
+        // the digest is Python's hashlib.sha256 over it.
+        let encoded = "eyJ0eXBlIjoicGF5bWVudCIsImNyZWRlbnRpYWxfaWRzIjpbIm1kbCJdLCJhbW91bnQiOiI0Mi4wMCJ9"
+        let digest = "8362501e067c9a12d3bdc44cde27613d6be9dee22be890f80bc69961db2ec366"
+        let transaction = try TransactionData(encoded: encoded)
+        let element = MdocTransactionDataElement.digest(of: transaction)
+        #expect(element.nameSpace == "org.openid4vp.transaction_data" && element.elementIdentifier == "payment")
+        #expect(element.value.bytesValue.map { Hex.encode($0) } == digest)
+        #expect(MdocTransactionDataElement.digest(of: transaction, nameSpace: "org.example.tx").nameSpace == "org.example.tx")
+        // The same entry as the reference verifier reads it, and the element its default rule expects.
+        let entry = try VerifierTransactionData(json: try JSONValue.parse(Array(Base64URL.decode(encoded) ?? [])))
+        let expected = try #require(MdocTransactionDataBinding.digest().expectedElement(entry, encoded))
+        #expect(expected.nameSpace == element.nameSpace && expected.identifier == element.elementIdentifier
+            && expected.value == element.value)
+        // A different string of the same object is a different digest: the string is hashed, not the object.
+        let padded = try TransactionData(encoded: Base64URL.encode(Array(#"{"type":"payment", "credential_ids":["mdl"],"amount":"42.00"}"#.utf8)))
+        #expect(MdocTransactionDataElement.digest(of: padded).value != element.value)
     }
 
     @Test("mdoc transaction data is refused without a binder, or outside keyAuthorizations, before consent")

@@ -1,5 +1,8 @@
 import Foundation
+import CBOR
+import COSE
 import JOSE
+import Mdoc
 import ReferenceParties
 import SDJWT
 import Testing
@@ -139,6 +142,82 @@ struct PresentCommandTests {
         let data = try JSONValue.parseObject(output)
         let presentation = try SDJWT(compact: try #require(data["vp_token"]?["pid"]?.stringArrayValue?.first))
         #expect(presentation.keyBindingJWT?.claims.audience == ["origin:https://rp.example"])
+    }
+
+    /// A store directory holding one mDL `mdl-1` whose MSO authorises the device to sign
+    /// elements of `org.openid4vp.transaction_data`, and the IACA it chains to.
+    static func storeWithMdl() async throws -> (URL, X509Certificate) {
+        let now = Date()
+        let rootKey = try ECPrivateKey.generate(curve: .p256), dsKey = try ECPrivateKey.generate(curve: .p256)
+        let iaca = try CertificateBuilder.iaca(subject: try DistinguishedName([(.commonName, "CLI IACA")]),
+                                               notBefore: now.addingTimeInterval(-86_400),
+                                               notAfter: now.addingTimeInterval(30 * 86_400)).selfSigned(with: .ec(rootKey))
+        let ds = try CertificateBuilder.mdocDocumentSigner(
+            subject: try DistinguishedName([(.commonName, "CLI DS")]), subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER,
+            notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(30 * 86_400)).signed(by: iaca, key: .ec(rootKey))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-present-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let keysURL = directory.appendingPathComponent("keys.sqlite")
+        let wrapping = try KeyFileWrappingProvider(nextTo: keysURL)
+        let area = try SoftwareSecureArea(location: .file(keysURL), wrapping: wrapping)
+        let store = try CredentialStore(location: .file(directory.appendingPathComponent("credentials.sqlite")),
+                                        secureArea: area, wrapping: wrapping)
+        let key = try await area.createKey(alias: "mdl-key")
+        let mdl = try await MdocIssuer(signer: SoftwareSigner(dsKey), certificateChain: [ds]).issue(
+            docType: "org.iso.18013.5.1.mDL",
+            nameSpaces: [NameSpaced("org.iso.18013.5.1", [DataElement("family_name", "Doe"), DataElement("age_over_18", true)])],
+            deviceKey: COSEKey(publicKey: key.publicKey),
+            validity: ValidityInfo(signed: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(7 * 86_400)),
+            keyAuthorizations: KeyAuthorizations(nameSpaces: ["org.openid4vp.transaction_data"]))
+        try await store.save(StoredCredential(
+            id: "mdl-1", format: .msoMdoc, type: "org.iso.18013.5.1.mDL", issuer: IssuerInfo(identifier: "https://issuer.example"),
+            instances: [CredentialInstance(index: 0, keyAlias: key.alias, raw: mdl.encodedBytes)],
+            policy: CredentialPolicy(batchSize: 1, use: .rotate)))
+        await store.close()
+        await area.close()
+        return (directory, iaca)
+    }
+
+    @Test("--mdoc-transaction-data digest signs an mdoc-bound entry as the reference verifier expects; without it, or in another namespace, the request is refused")
+    func mdocTransactionData() async throws {
+        let (store, iaca) = try await Self.storeWithMdl()
+        defer { try? FileManager.default.removeItem(at: store) }
+        let served = try LoopbackVerifier { baseURL in VerifierConfiguration(baseURL: baseURL, mdocIssuerAnchors: [iaca]) }
+        defer { served.stop() }
+        let verifier = served.verifier
+        func transaction() async throws -> VerifierTransaction {
+            try await verifier.createTransaction(PresentationRequestOptions(
+                query: VerifierQuery(credentials: [.mdoc(id: "mdl", docType: "org.iso.18013.5.1.mDL",
+                                                         claims: [.init(path: [.key("org.iso.18013.5.1"), "family_name"])])]),
+                transactionData: [VerifierTransactionData(type: "signature", credentialIds: ["mdl"], details: ["document": "contract.pdf"])]))
+        }
+        let base = ["--auto", "--reader-anchor", verifier.pki.anchorPEM, "--allow-http", "--store", store.path]
+
+        let bound = try await transaction()
+        let output = try await WalletCommand.run(["present", bound.authorizationRequestURI, "--mdoc-transaction-data", "digest"] + base)
+        #expect(output.hasPrefix("completed"))
+        let verdict = try #require(await verifier.verdict(for: bound.id))
+        #expect(verdict.outcome == .accepted)
+        #expect(verdict.presentations(for: "mdl").first?.transactionData == [0])
+
+        for extra in [[], ["--mdoc-transaction-data", "digest:org.example.other"]] {
+            let refused = try await transaction()
+            do {
+                _ = try await WalletCommand.run(["present", refused.authorizationRequestURI] + extra + base)
+                Issue.record("\(extra): the request was answered")
+            } catch {
+                #expect(error.exitCode == 1, "\(extra)")
+            }
+            #expect(await verifier.verdict(for: refused.id)?.outcome != .accepted, "\(extra)")
+        }
+        for argument in ["sha-256", "digest:", ""] {
+            do {
+                _ = try await WalletCommand.run(["present", bound.authorizationRequestURI, "--mdoc-transaction-data", argument] + base)
+                Issue.record("--mdoc-transaction-data \(argument) was taken")
+            } catch {
+                #expect(error.exitCode == 2, "\(argument)")
+            }
+        }
     }
 
     @Test("usage errors: two decisions, --dc-api without --origin, nothing to present")

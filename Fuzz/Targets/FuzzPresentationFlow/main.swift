@@ -203,12 +203,6 @@ struct Wallet {
     }
 }
 
-/// The reference verifier's mdoc transaction data rule, as an app configures its wallet.
-let binder: MdocTransactionDataBinder = { transaction in
-    MdocTransactionDataElement(nameSpace: MdocTransactionDataBinding.defaultNameSpace, elementIdentifier: transaction.type,
-                               value: .byteString(HashAlgorithm.sha256.digest(Array(transaction.encoded.utf8))))
-}
-
 /// Follows `session` to its terminal state, answering (or declining) the resolved request.
 func terminal(_ session: PresentationSession, declines: Bool) async -> PresentationState {
     for await state in session.states {
@@ -248,7 +242,7 @@ func run(_ setup: Setup, _ replacement: Replacement?) async -> [Exchange] {
                                    clock: clock)
     let client = Openid4VpClient(
         store: wallet.store,
-        config: PresentationConfig(readerAnchorsDer: verifier.pki.anchorsDER, mdocTransactionDataBinder: binder, allowHTTP: true),
+        config: PresentationConfig(readerAnchorsDer: verifier.pki.anchorsDER, mdocTransactionDataBinder: { .digest(of: $0) }, allowHTTP: true),
         httpClient: http, clock: clock)
 
     let state = await settled({ client.start(transaction.authorizationRequestURI) }) { await terminal($0, declines: setup.declines) }

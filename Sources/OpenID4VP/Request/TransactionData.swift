@@ -1,5 +1,6 @@
 import CBOR
 import SDJWT
+import WalletCrypto
 import WalletEncoding
 
 /// One `transaction_data` entry of a request (OpenID4VP 1.0 §5.1, §8.4): details of a
@@ -61,6 +62,23 @@ public struct MdocTransactionDataElement: Sendable, Hashable {
         self.nameSpace = nameSpace
         self.elementIdentifier = elementIdentifier
         self.value = value
+    }
+
+    /// The namespace ``digest(of:nameSpace:)`` uses unless told otherwise.
+    public static let digestNameSpace = "org.openid4vp.transaction_data"
+
+    /// The element of the digest convention for `transaction`: in `nameSpace`, named after
+    /// the entry's `type`, whose value is the SHA-256 digest (a byte string) of the entry's
+    /// request string exactly as received, as SD-JWT's `transaction_data_hashes` hashes it.
+    ///
+    /// OpenID4VP 1.0 (App. B.2.2) leaves the element to each transaction data type, so this
+    /// is a convention, not the standard's rule: it is what this SDK's reference verifier
+    /// expects by default (`MdocTransactionDataBinding.digest()` in ReferenceParties). Use it
+    /// as the binder only for verifiers that agree:
+    /// `PresentationConfig(mdocTransactionDataBinder: { .digest(of: $0) })`.
+    public static func digest(of transaction: TransactionData, nameSpace: String = digestNameSpace) -> MdocTransactionDataElement {
+        MdocTransactionDataElement(nameSpace: nameSpace, elementIdentifier: transaction.type,
+                                   value: .byteString(HashAlgorithm.sha256.digest(Array(transaction.encoded.utf8))))
     }
 }
 

@@ -20,17 +20,13 @@ struct GuideSnippets {
         let parties = try Parties.make()
         let issuerRoots = [parties.issuer.trustAnchors.iaca, parties.issuer.trustAnchors.issuerRoot]
         let readerRootsDer = parties.verifier.pki.anchorsDER
-        let binder: MdocTransactionDataBinder = { transaction in
-            MdocTransactionDataElement(nameSpace: "org.openid4vp.transaction_data", elementIdentifier: transaction.type,
-                                       value: .byteString(HashAlgorithm.sha256.digest(Array(transaction.encoded.utf8))))
-        }
         // snippet: docs/wallet.md#1
         let wallet = try await Wallet(config: WalletConfig(
             storage: .sqlite(at: folder),                                     // .applicationSupport (the default), .inMemory
             trust: TrustConfig(issuerAnchors: issuerRoots,                    // SD-JWT VC x5c, mdoc IACAs, signed metadata
                                readerAnchorsDer: readerRootsDer),             // OpenID4VP request signers, mdoc readers
             issuance: IssuanceConfig(clientId: "wallet-dev", redirectUri: "eudi-wallet://authorize"),
-            presentation: PresentationConfig(mdocTransactionDataBinder: binder),
+            presentation: PresentationConfig(mdocTransactionDataBinder: { .digest(of: $0) }),  // mdoc transaction data as the reference verifier binds it
             transactionLog: TransactionLogOptions(recordsClaimValues: false)))
         // end snippet
         #expect(wallet.engagementConfig.readerTrustAnchors?.map(\.derEncoded) == readerRootsDer)
