@@ -18,8 +18,8 @@ import WalletStorage
 struct PresentCommandTests {
     static let vct = "https://credentials.example.com/identity_credential"
 
-    /// A store directory holding one SD-JWT VC `pid-1`, opened the way `WalletHome` opens it.
-    static func storeWithPid() async throws -> URL {
+    /// A new store directory opened the way `WalletHome` opens it: its secure area and store.
+    static func openStore() throws -> (URL, SoftwareSecureArea, CredentialStore) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-present-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let keysURL = directory.appendingPathComponent("keys.sqlite")
@@ -27,6 +27,12 @@ struct PresentCommandTests {
         let area = try SoftwareSecureArea(location: .file(keysURL), wrapping: wrapping)
         let store = try CredentialStore(location: .file(directory.appendingPathComponent("credentials.sqlite")),
                                         secureArea: area, wrapping: wrapping)
+        return (directory, area, store)
+    }
+
+    /// A store directory holding one SD-JWT VC `pid-1`, written with ``openStore()``.
+    static func storeWithPid() async throws -> URL {
+        let (directory, area, store) = try openStore()
         let key = try await area.createKey(alias: "pid-key")
         let issuer = SDJWTIssuer(signer: SoftwareSigner(try ECPrivateKey.generate(curve: .p256)))
         let sdJwt = try await issuer.issue(
@@ -155,13 +161,7 @@ struct PresentCommandTests {
         let ds = try CertificateBuilder.mdocDocumentSigner(
             subject: try DistinguishedName([(.commonName, "CLI DS")]), subjectPublicKeyInfoDER: dsKey.publicKey.spkiDER,
             notBefore: now.addingTimeInterval(-86_400), notAfter: now.addingTimeInterval(30 * 86_400)).signed(by: iaca, key: .ec(rootKey))
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-present-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let keysURL = directory.appendingPathComponent("keys.sqlite")
-        let wrapping = try KeyFileWrappingProvider(nextTo: keysURL)
-        let area = try SoftwareSecureArea(location: .file(keysURL), wrapping: wrapping)
-        let store = try CredentialStore(location: .file(directory.appendingPathComponent("credentials.sqlite")),
-                                        secureArea: area, wrapping: wrapping)
+        let (directory, area, store) = try openStore()
         let key = try await area.createKey(alias: "mdl-key")
         let mdl = try await MdocIssuer(signer: SoftwareSigner(dsKey), certificateChain: [ds]).issue(
             docType: "org.iso.18013.5.1.mDL",
