@@ -70,6 +70,8 @@ public struct MdocTransactionDataElement: Sendable, Hashable {
     /// The element of the digest convention for `transaction`: in `nameSpace`, named after
     /// the entry's `type`, whose value is the SHA-256 digest (a byte string) of the entry's
     /// request string exactly as received, as SD-JWT's `transaction_data_hashes` hashes it.
+    /// The hash is SHA-256 whatever `transaction_data_hashes_alg` lists: that member names
+    /// the hashes of SD-JWT key binding (App. B.3.3), and the convention fixes its own.
     ///
     /// OpenID4VP 1.0 (App. B.2.2) leaves the element to each transaction data type, so this
     /// is a convention, not the standard's rule: it is what this SDK's reference verifier
