@@ -1,4 +1,5 @@
 import Foundation
+import Mdoc
 import ReferenceParties
 import WalletCrypto
 import WalletEncoding
@@ -31,13 +32,17 @@ enum ServeIssuerCommand {
           --signed-metadata      serve signed metadata too
           --jwt-vc-issuer        SD-JWT VCs name their key by kid (jwt-vc-issuer metadata)
           --wallet-provider-anchor PEM   require key attestations chaining to this root
+          --mdoc-key-authorization NAMESPACE
+                                 issued mdocs' MSOs let the device key sign the elements
+                                 of NAMESPACE (repeatable; e.g. org.openid4vp.transaction_data
+                                 for mdoc-bound transaction data)
           --qr                   draw the first offer as a QR code
           --quiet                do not log requests
     """
 
     static let valuedOptions: Set<String> = [
         "--port", "--par", "--encryption", "--defer", "--interval", "--tx-code", "--batch", "--issuer-path",
-        "--wallet-provider-anchor",
+        "--wallet-provider-anchor", "--mdoc-key-authorization",
     ]
     static let flagOptions: Set<String> = [
         "--dpop", "--dpop-nonce", "--legacy-deferred", "--signed-metadata", "--separate-as", "--jwt-vc-issuer", "--json", "--qr",
@@ -110,6 +115,14 @@ enum ServeIssuerCommand {
             configuration.credentialConfigurations = [
                 .pid(keyAttestation: .init()), .mDL(keyAttestation: .init()),
             ]
+        }
+        let authorized = options.all("--mdoc-key-authorization")
+        if !authorized.isEmpty {
+            guard authorized.allSatisfy({ !$0.isEmpty }) else { throw .usage("--mdoc-key-authorization needs a namespace") }
+            for index in configuration.credentialConfigurations.indices {
+                guard case .msoMdoc = configuration.credentialConfigurations[index].format else { continue }
+                configuration.credentialConfigurations[index].keyAuthorizations = KeyAuthorizations(nameSpaces: authorized)
+            }
         }
         if let code = options["--tx-code"] {
             guard !code.isEmpty else { throw .usage("--tx-code needs a code") }

@@ -80,12 +80,31 @@ struct IssuerCredentialTests {
         #expect(try mso.devicePublicKey() == .ec(holder.key.publicKey))
         #expect(mso.validityInfo.validFrom == harness.clock.now)
         #expect(mso.validityInfo.validUntil == harness.clock.now.addingTimeInterval(365 * 86_400))
+        #expect(mso.keyAuthorizations == nil)
         let names = document.items(in: IssuerCredentialConfiguration.mDLNameSpace).map(\.item.elementIdentifier)
         #expect(names.contains("family_name") && names.contains("driving_privileges"))
         // Every item's digest is in the MSO (the bytes as issued, not re-encoded).
         for item in document.items(in: IssuerCredentialConfiguration.mDLNameSpace) {
             #expect(mso.valueDigests[IssuerCredentialConfiguration.mDLNameSpace]?[item.item.digestID] == item.digest(.sha256))
         }
+    }
+
+    @Test("an mDL configuration's keyAuthorizations are signed into each MSO, which then authorises the device to sign those elements")
+    func mdocKeyAuthorizations() async throws {
+        let authorizations = KeyAuthorizations(nameSpaces: ["org.openid4vp.transaction_data"],
+                                               dataElements: ["org.example.extra": ["a", "b"]])
+        let harness = try await IssuerHarness.make { $0.credentialConfigurations = [.pid(), .mDL(keyAuthorizations: authorizations)] }
+        let grant = try await harness.preAuthorizedToken([mdl])
+        let proof = try await HolderKey().proof(audience: harness.credentialIssuer, nonce: try await harness.cNonce(), at: harness.clock.now)
+        let issued = try credentials(try await harness.credentialRequest(request(mdl, proofs: [proof]), grant: grant))
+        let first = try #require(issued.first)
+        let document = try IssuerSigned(encoded: try #require(Base64URL.decodeStrict(first)))
+        _ = try document.issuerAuth.verify(trustAnchors: [harness.issuer.trustAnchors.iaca], at: harness.clock.now, policy: .mdocDocumentSigner)
+        let mso = document.mobileSecurityObject
+        #expect(mso.keyAuthorizations == authorizations)
+        #expect(mso.keyAuthorizations?.authorizes(nameSpace: "org.openid4vp.transaction_data", elementIdentifier: "payment") == true)
+        #expect(mso.keyAuthorizations?.authorizes(nameSpace: "org.example.extra", elementIdentifier: "c") == false)
+        #expect(mso.keyAuthorizations?.authorizes(nameSpace: IssuerCredentialConfiguration.mDLNameSpace, elementIdentifier: "family_name") == false)
     }
 
     @Test("a batch of 5 proofs gives 5 credentials, each bound to its own proof key")

@@ -1,4 +1,5 @@
 import Foundation
+import Mdoc
 import ReferenceParties
 import Testing
 import WalletEncoding
@@ -16,9 +17,9 @@ struct IssuePresentProcessTests {
         let issuerServer: LoopbackHTTPServer
         let verifier: LoopbackVerifier
 
-        static func start() async throws -> Parties {
-            let issuer = try ReferenceIssuer(configuration: ReferenceIssuerConfiguration(dpop: .requiredWithNonce),
-                                             logger: SilentLogger())
+        static func start(credentialConfigurations: [IssuerCredentialConfiguration] = [.pid(), .mDL()]) async throws -> Parties {
+            let issuer = try ReferenceIssuer(configuration: ReferenceIssuerConfiguration(
+                credentialConfigurations: credentialConfigurations, dpop: .requiredWithNonce), logger: SilentLogger())
             let server = try LoopbackHTTPServer(handler: issuer)
             try await issuer.setOrigin(server.baseURL)
             let anchors = issuer.trustAnchors
@@ -97,5 +98,46 @@ struct IssuePresentProcessTests {
         // The key the verifier checked is the one the issuer bound the credential to.
         let bound = await parties.issuer.inspection.issuedCredentials.map(\.boundKey)
         #expect(try bound.map { try $0.publicKey() }.contains { $0 == verified.holderKey })
+    }
+
+    @Test("an mDL issued with keyAuthorizations for org.openid4vp.transaction_data carries mdoc-bound transaction data: wallet present --mdoc-transaction-data digest is accepted with it, and refused without the binder")
+    func issuedMdlCarriesTransactionData() async throws {
+        let transactionNameSpace = "org.openid4vp.transaction_data"
+        let parties = try await Parties.start(credentialConfigurations: [
+            .mDL(keyAuthorizations: KeyAuthorizations(nameSpaces: [transactionNameSpace])),
+        ])
+        defer { parties.stop() }
+        let store = IssuanceCommandTests.temporaryStore()
+        defer { try? FileManager.default.removeItem(atPath: store) }
+
+        let offer = try await parties.issuer.createOffer(.preAuthorized([IssuerCredentialConfiguration.mDLId], txCode: nil))
+        let (issued, issuance) = try await Self.wallet(["issue", offer.byReference], store: store)
+        #expect(issued.status == 0, "\(issued.stderr)")
+        #expect(issuance?["state"] == "completed")
+
+        let verifier = parties.verifier.verifier
+        func transaction() async throws -> VerifierTransaction {
+            try await verifier.createTransaction(PresentationRequestOptions(
+                query: VerifierQuery(credentials: [.mdoc(id: "mdl", docType: "org.iso.18013.5.1.mDL",
+                                                         claims: [.init(path: [.key(Self.nameSpace), "family_name"])])]),
+                transactionData: [VerifierTransactionData(type: "signature", credentialIds: ["mdl"], details: ["document": "contract.pdf"])]))
+        }
+        let base = ["--auto", "--reader-anchor", verifier.pki.anchorPEM]
+
+        let bound = try await transaction()
+        let (presented, presentation) = try await Self.wallet(
+            ["present", bound.authorizationRequestURI, "--mdoc-transaction-data", "digest"] + base, store: store)
+        #expect(presented.status == 0, "\(presented.stderr)")
+        #expect(presentation?["state"] == "completed")
+        let verdict = try #require(await verifier.verdict(for: bound.id))
+        #expect(verdict.outcome == .accepted)
+        let verified = try #require(verdict.presentations(for: "mdl").first)
+        #expect(verified.transactionData == [0])
+        #expect(verified.value(at: [.key(Self.nameSpace), "family_name"]) == "Mustermann")
+
+        let unbound = try await transaction()
+        let (refused, _) = try await Self.wallet(["present", unbound.authorizationRequestURI] + base, store: store)
+        #expect(refused.status == 1, "\(refused.stdout) \(refused.stderr)")
+        #expect(await verifier.verdict(for: unbound.id)?.outcome != .accepted)
     }
 }

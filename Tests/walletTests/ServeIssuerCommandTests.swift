@@ -1,4 +1,5 @@
 import Foundation
+import Mdoc
 import ReferenceParties
 import Testing
 @testable import wallet
@@ -31,7 +32,8 @@ struct ServeIssuerCommandTests {
     @Test("wrong options are usage errors")
     func usageErrors() {
         for arguments in [["--port", "x"], ["--par", "sometimes"], ["--encryption", "maybe"], ["--batch", "1"],
-                          ["--interval", "5"], ["--defer", "-1"], ["--frobnicate"], ["extra"], ["--tx-code", ""]] {
+                          ["--interval", "5"], ["--defer", "-1"], ["--frobnicate"], ["extra"], ["--tx-code", ""],
+                          ["--mdoc-key-authorization", ""], ["--mdoc-key-authorization"]] {
             #expect(throws: CLIError.self, "\(arguments)") { _ = try ServeIssuerCommand.settings(arguments) }
         }
     }
@@ -45,6 +47,23 @@ struct ServeIssuerCommandTests {
         let settings = try ServeIssuerCommand.settings(["--wallet-provider-anchor", root.pemEncoded])
         #expect(settings.configuration.keyAttestationTrustAnchors == [root])
         #expect(settings.configuration.credentialConfigurations.allSatisfy { $0.keyAttestation != nil })
+    }
+
+    @Test("--mdoc-key-authorization puts its namespaces into the mDL configuration's keyAuthorizations, with or without key attestation")
+    func mdocKeyAuthorization() throws {
+        let key = try ECPrivateKey.generate(curve: .p256)
+        let root = try CertificateBuilder.certificateAuthority(
+            subject: try DistinguishedName([(.commonName, "Provider")]), notBefore: Date(timeIntervalSince1970: 1_700_000_000),
+            notAfter: Date(timeIntervalSince1970: 1_900_000_000)).selfSigned(with: .ec(key))
+        let expected = KeyAuthorizations(nameSpaces: ["org.openid4vp.transaction_data", "org.example"])
+        for extra in [[], ["--wallet-provider-anchor", root.pemEncoded]] {
+            let settings = try ServeIssuerCommand.settings(
+                ["--mdoc-key-authorization", "org.openid4vp.transaction_data", "--mdoc-key-authorization", "org.example"] + extra)
+            let configurations = settings.configuration.credentialConfigurations
+            #expect(configurations.first { $0.id == IssuerCredentialConfiguration.mDLId }?.keyAuthorizations == expected)
+            #expect(configurations.first { $0.id == IssuerCredentialConfiguration.pidId }?.keyAuthorizations == nil)
+        }
+        #expect(try ServeIssuerCommand.settings([]).configuration.credentialConfigurations.allSatisfy { $0.keyAuthorizations == nil })
     }
 
     @Test("the issuer serves on loopback; the JSON announcement's offer and anchors work")

@@ -62,7 +62,7 @@ extension ReferenceIssuer {
                     let document = try await issuer.issue(
                         docType: behaviour.issueWrongCredentialType ? docType + ".invalid" : docType,
                         nameSpaces: nameSpaces,
-                        deviceKey: deviceKey, validity: validity)
+                        deviceKey: deviceKey, validity: validity, keyAuthorizations: credential.keyAuthorizations)
                     text = Base64URL.encode(document.encodedBytes)
                 } catch {
                     throw EndpointRefusal(status: 500, error: "server_error", description: "minting the mdoc failed")

@@ -79,12 +79,17 @@ public struct IssuerCredentialConfiguration: Sendable {
     public var claimDescriptions: [ClaimDescription]
     /// The `credential_identifiers` a token response binds for this configuration.
     public var credentialIdentifiers: [String]
+    /// For an mdoc, the MSO's `keyAuthorizations`: what the holder's device key may sign in
+    /// DeviceSigned (ISO/IEC 18013-5 9.1.2.4). `nil` (the default) issues an MSO without
+    /// them, so the device may sign no element; an SD-JWT VC configuration ignores it.
+    public var keyAuthorizations: KeyAuthorizations?
 
     /// A configuration with every part given.
     public init(id: String, scope: String?, format: Format, proofAlgorithms: [String] = ["ES256"],
                 offersAttestationProofType: Bool = false, keyAttestation: KeyAttestationRequirement? = nil,
                 displayName: String, backgroundColor: String? = nil, textColor: String? = nil,
-                claimDescriptions: [ClaimDescription] = [], credentialIdentifiers: [String]? = nil) {
+                claimDescriptions: [ClaimDescription] = [], credentialIdentifiers: [String]? = nil,
+                keyAuthorizations: KeyAuthorizations? = nil) {
         self.id = id
         self.scope = scope
         self.format = format
@@ -96,6 +101,7 @@ public struct IssuerCredentialConfiguration: Sendable {
         self.textColor = textColor
         self.claimDescriptions = claimDescriptions
         self.credentialIdentifiers = credentialIdentifiers ?? [id + "-dataset-1"]
+        self.keyAuthorizations = keyAuthorizations
     }
 
     /// `vct` or `doctype`.
@@ -152,8 +158,10 @@ public struct IssuerCredentialConfiguration: Sendable {
             ])
     }
 
-    /// An ISO 18013-5 mDL for the same person.
-    public static func mDL(id: String = mDLId, keyAttestation: KeyAttestationRequirement? = nil) -> IssuerCredentialConfiguration {
+    /// An ISO 18013-5 mDL for the same person; `keyAuthorizations` go into each MSO (none by
+    /// default).
+    public static func mDL(id: String = mDLId, keyAttestation: KeyAttestationRequirement? = nil,
+                           keyAuthorizations: KeyAuthorizations? = nil) -> IssuerCredentialConfiguration {
         func date(_ text: String) -> CBOR { .tagged(1004, .textString(text)) }
         let privileges: CBOR = .array([
             .map(CBORMap([
@@ -187,6 +195,7 @@ public struct IssuerCredentialConfiguration: Sendable {
                 ClaimDescription(path: [mDLNameSpace, "family_name"], name: "Family name", mandatory: true),
                 ClaimDescription(path: [mDLNameSpace, "birth_date"], name: "Date of birth"),
                 ClaimDescription(path: [mDLNameSpace, "age_over_18"], name: "Adult"),
-            ])
+            ],
+            keyAuthorizations: keyAuthorizations)
     }
 }
