@@ -83,7 +83,7 @@ let package = Package(
                                                          "WalletInspect", "CSanitizerDefaults"]),
         .executableTarget(name: "wallet-bench", dependencies: ["WalletEncoding", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc", "WalletStorage", "MdocProximity",
                                                                "OpenID4VCI", "OpenID4VP", "ReferenceParties", "WalletCrypto", "WalletRuntime",
-                                                               "CSQLite", "CSanitizerDefaults"],
+                                                               "COpenSSL", "CSQLite", "CSanitizerDefaults"],
                           path: "Benchmarks/wallet-bench"),
 
         .testTarget(name: "WalletEncodingTests", dependencies: ["WalletEncoding"]),

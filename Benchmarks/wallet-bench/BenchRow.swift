@@ -87,8 +87,9 @@ enum BenchTable {
         }.joined(separator: "\n")
     }
 
-    static func json(_ rows: [BenchRow], iterations: Int) -> String {
-        JSONWriter(indent: "  ").string(.object(["iterations": .integer(Int64(iterations)), "rows": .array(rows.map(\.json))]))
+    static func json(_ rows: [BenchRow], iterations: Int, host: BenchHost) -> String {
+        JSONWriter(indent: "  ").string(.object(["iterations": .integer(Int64(iterations)), "host": host.json,
+                                                 "rows": .array(rows.map(\.json))]))
     }
 
     /// Seconds in the unit that keeps three significant digits readable.

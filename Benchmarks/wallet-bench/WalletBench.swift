@@ -78,8 +78,10 @@ struct WalletBench {
                 FileHandle.standardError.write(Data("wallet-bench all: \(suite)\n".utf8))
                 rows += try run(iterations, python)
             }
-            print(json ? BenchTable.json(rows, iterations: iterations)
-                       : "wallet-bench all: \(iterations) iterations, median per run; ratios taken in this run\n" + BenchTable.text(rows))
+            let host = BenchHost.current()
+            print(json ? BenchTable.json(rows, iterations: iterations, host: host)
+                       : "wallet-bench all: \(iterations) iterations, median per run; ratios taken in this run\n"
+                         + "host: \(host.line)\n" + BenchTable.text(rows))
             return
         }
         if let carrier {
