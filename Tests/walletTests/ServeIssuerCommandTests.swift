@@ -9,6 +9,14 @@ import WalletRuntime
 
 @Suite("wallet serve issuer")
 struct ServeIssuerCommandTests {
+    /// A self-signed wallet-provider root for `--wallet-provider-anchor`.
+    static func providerRoot() throws -> X509Certificate {
+        let key = try ECPrivateKey.generate(curve: .p256)
+        return try CertificateBuilder.certificateAuthority(
+            subject: try DistinguishedName([(.commonName, "Provider")]), notBefore: Date(timeIntervalSince1970: 1_700_000_000),
+            notAfter: Date(timeIntervalSince1970: 1_900_000_000)).selfSigned(with: .ec(key))
+    }
+
     @Test("options become the issuer configuration")
     func options() throws {
         let settings = try ServeIssuerCommand.settings([
@@ -40,10 +48,7 @@ struct ServeIssuerCommandTests {
 
     @Test("a wallet-provider anchor makes both configurations require key attestations")
     func keyAttestationAnchor() throws {
-        let key = try ECPrivateKey.generate(curve: .p256)
-        let root = try CertificateBuilder.certificateAuthority(
-            subject: try DistinguishedName([(.commonName, "Provider")]), notBefore: Date(timeIntervalSince1970: 1_700_000_000),
-            notAfter: Date(timeIntervalSince1970: 1_900_000_000)).selfSigned(with: .ec(key))
+        let root = try Self.providerRoot()
         let settings = try ServeIssuerCommand.settings(["--wallet-provider-anchor", root.pemEncoded])
         #expect(settings.configuration.keyAttestationTrustAnchors == [root])
         #expect(settings.configuration.credentialConfigurations.allSatisfy { $0.keyAttestation != nil })
@@ -51,10 +56,7 @@ struct ServeIssuerCommandTests {
 
     @Test("--mdoc-key-authorization puts its namespaces into the mDL configuration's keyAuthorizations, with or without key attestation")
     func mdocKeyAuthorization() throws {
-        let key = try ECPrivateKey.generate(curve: .p256)
-        let root = try CertificateBuilder.certificateAuthority(
-            subject: try DistinguishedName([(.commonName, "Provider")]), notBefore: Date(timeIntervalSince1970: 1_700_000_000),
-            notAfter: Date(timeIntervalSince1970: 1_900_000_000)).selfSigned(with: .ec(key))
+        let root = try Self.providerRoot()
         let expected = KeyAuthorizations(nameSpaces: ["org.openid4vp.transaction_data", "org.example"])
         for extra in [[], ["--wallet-provider-anchor", root.pemEncoded]] {
             let settings = try ServeIssuerCommand.settings(
