@@ -68,6 +68,7 @@ let package = Package(
                                                                        .product(name: "WalletCrypto", package: "WalletSDK"),
                                                                        .product(name: "WalletRuntime", package: "WalletSDK"),
                                                                        .product(name: "WalletStorage", package: "WalletSDK"),
+                                                                       .product(name: "WalletEncoding", package: "WalletSDK"),
                                                                        "FuzzFlowSupport", "FuzzSanitizerDefaults"],
                           path: "Targets/FuzzPresentationFlow"),
         .executableTarget(name: "FuzzX509", dependencies: [.product(name: "WalletCrypto", package: "WalletSDK")],

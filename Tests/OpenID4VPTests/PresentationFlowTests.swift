@@ -81,6 +81,22 @@ struct PresentationFlowTests {
         #expect(RequestProbe.resolve(dcApiRequest: "{}", origin: "https://verifier.example") == .failed(.invalidRequest(.malformedDcApiRequest)))
     }
 
+    @Test("a request URI's body is the request object with the white space at its ends dropped; inner white space, no text or a failure status is refused")
+    func requestObjectBody() throws {
+        func body(_ text: [UInt8], status: Int = 200) throws(PresentationError) -> String {
+            try PresentationFlow.requestObject(in: HTTPResponse(status: status, body: text))
+        }
+        let compact = "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"
+        // A server's trailing line end (or one CR) leaves the signed bytes as they were.
+        #expect(try body(Array(compact.utf8)) == compact)
+        #expect(try body(Array((compact + "\r").utf8)) == compact)
+        #expect(try body(Array((" \t" + compact + "\r\n").utf8)) == compact)
+        #expect(throws: PresentationError.invalidRequest(.requestObjectMissing)) { try body(Array("eyJ.e30 .c2ln".utf8)) }
+        #expect(throws: PresentationError.invalidRequest(.requestObjectMissing)) { try body(Array(" \r\n".utf8)) }
+        #expect(throws: PresentationError.invalidRequest(.requestObjectMissing)) { try body([0xFF] + Array(compact.utf8)) }
+        #expect(throws: PresentationError.invalidRequest(.requestUriStatus(404))) { try body(Array(compact.utf8), status: 404) }
+    }
+
     @Test("an effect's failure ends the flow with that error")
     func effectFailure() async throws {
         var flow = PresentationFlow(invocation: .uri("https://verifier.example/request/1"), config: PresentationConfig(), walletNonce: "n")

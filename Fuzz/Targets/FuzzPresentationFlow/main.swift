@@ -8,6 +8,7 @@ import OpenID4VP
 import ReferenceParties
 import SDJWT
 import WalletCrypto
+import WalletEncoding
 import WalletRuntime
 import WalletStorage
 
@@ -26,12 +27,13 @@ import WalletStorage
 //   the rest: the replacement's body (or the edit).
 // Whatever arrives, the session must reach a terminal state and leave the store as it
 // was (the credentials rotate their keys, so a presentation spends nothing). A request
-// object that is signed and was replaced by other bytes is never answered with a
-// presentation; an answer from the response URI that is not a success never ends the
-// session `.completed`; and a session never ends the way the user did not choose (a
-// decline ends `.declined` whatever the verifier answers it). With nothing replaced
-// (an index past the last exchange), every setup ends as the user chose and the
-// verifier's verdict agrees. A breach aborts, which libFuzzer reports.
+// object that is signed and was replaced by other bytes (white space at its ends aside,
+// which the wallet drops) is never answered with a presentation; an answer from the
+// response URI that is not a success never ends the session `.completed`; and a session
+// never ends the way the user did not choose (a decline ends `.declined` whatever the
+// verifier answers it). With nothing replaced (an index past the last exchange), every
+// setup ends as the user chose and the verifier's verdict agrees. A breach aborts, which
+// libFuzzer reports.
 //
 // Seeds: `FUZZ_PRESENTATION_FLOW_SEEDS=<dir> FuzzPresentationFlow <any input>` runs each
 // seeded setup unchanged, checks that the verifier accepts (or records the decline), and
@@ -216,6 +218,17 @@ func terminal(_ session: PresentationSession, declines: Bool) async -> Presentat
     breach("the session's states ended at \(session.currentState), not in a terminal state")
 }
 
+/// Whether `served` is the verifier's request object `real` as the wallet reads a request
+/// URI's body (OpenID4VP 1.0 §5.10.1): UTF-8 text with the white space at its ends dropped,
+/// which a server may add (a trailing line end) without touching the signed bytes.
+func sameRequestObject(_ served: [UInt8], _ real: [UInt8]) -> Bool {
+    guard served != real else { return true }
+    guard let text = String(validating: served, as: UTF8.self), let realText = String(validating: real, as: UTF8.self) else {
+        return false
+    }
+    return text.trimmingWhitespace() == realText
+}
+
 /// Whether the wallet sent a presentation in `request` (a form with `vp_token`, or an
 /// encrypted `response`, which carries one).
 func carriesPresentation(_ request: HTTPRequest) -> Bool {
@@ -258,7 +271,7 @@ func run(_ setup: Setup, _ replacement: Replacement?) async -> [Exchange] {
     if let replacement, replacement.index < seen.count {
         let replaced = seen[replacement.index]
         // A signed request object that is not the verifier's is never answered with a presentation.
-        if setup.fetchesSignedRequest, replacement.index == 0, replaced.served != replaced.response.body {
+        if setup.fetchesSignedRequest, replacement.index == 0, !sameRequestObject(replaced.served, replaced.response.body) {
             if let sent = seen.dropFirst().first(where: { carriesPresentation($0.request) }) {
                 breach("a replaced request object was answered with a presentation to \(sent.request.url)")
             }
