@@ -31,8 +31,9 @@ public enum MdocError: Error, Equatable, Sendable {
     case counterExhausted
     /// The peer ended the session (SessionData status 20), or it was already ended.
     case sessionTerminated
-    /// The peer reported an error status in SessionData (10 or 11).
-    case peerReportedError(status: Int)
+    /// The peer reported an error status in SessionData (10 or 11), or a status Table 20
+    /// does not define: any code other than 20, kept as received (a CBOR uint).
+    case peerReportedError(status: UInt64)
     /// The DeviceResponse reports a status other than OK (ISO 18013-5 §8.3.2.1.2.3); the
     /// document errors it carried are kept. Nothing in it is verified.
     case responseStatusNotOK(status: DeviceResponse.Status, documentErrors: [DocumentError])

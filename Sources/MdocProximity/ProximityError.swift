@@ -28,8 +28,9 @@ public enum ProximityError: Error, Equatable, Sendable {
     case sessionEncryptionFailed(MdocError)
     /// A message was not the CBOR the protocol expects at this point (status 11).
     case invalidMessage(MessageFailure)
-    /// The peer reported an error status (10 or 11) in SessionData.
-    case peerReportedError(status: Int)
+    /// The peer reported an error status (10 or 11) in SessionData, or a status Table 20
+    /// does not define: any code other than 20, kept as received (a CBOR uint).
+    case peerReportedError(status: UInt64)
     /// The operation is not allowed in the session's current state.
     case invalidState(StateFailure)
     /// The engagement is suspended and does not accept connections.

@@ -97,7 +97,7 @@ public struct SessionEncryption: Sendable {
 
     /// Reads a received SessionData: returns the decrypted data (nil when the message
     /// carries only a status). A status of 20 ends the session after its data is read;
-    /// 10 or 11 are reported as `peerReportedError`.
+    /// any other (10, 11, or one Table 20 does not define) is `peerReportedError`.
     public mutating func open(_ message: SessionData) throws(MdocError) -> [UInt8]? {
         let plaintext = try message.data.map { data throws(MdocError) in try decrypt(data) }
         if let status = message.status {
@@ -105,7 +105,7 @@ public struct SessionEncryption: Sendable {
                 terminated = true
                 if plaintext == nil { throw .sessionTerminated }
             } else {
-                throw .peerReportedError(status: Int(status.rawValue))
+                throw .peerReportedError(status: status.rawValue)
             }
         }
         return plaintext

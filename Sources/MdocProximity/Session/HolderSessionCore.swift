@@ -184,7 +184,7 @@ public struct HolderSessionCore: Sendable {
             return fail(.invalidMessage(.sessionData(error)), status: .cborDecodingError)
         }
         if let status = data.status, status != .sessionTermination {
-            return fail(.peerReportedError(status: Int(status.rawValue)), status: nil)
+            return fail(.peerReportedError(status: status.rawValue), status: nil)
         }
         if data.status == .sessionTermination, data.data == nil {
             return end(.endedByReader(afterResponse: responded), publishing: .sessionTerminationReceived(afterResponse: responded))
