@@ -158,8 +158,15 @@ public struct X509Certificate: Sendable, Hashable, CustomStringConvertible {
     private init(taking x509: OpaquePointer, der: [UInt8]) throws(CryptoError) {
         handle = X509Handle(taking: x509)
         derEncoded = der
-        version = Int(X509_get_version(x509)) + 1
-        guard (1...3).contains(version) else { throw .invalidCertificate(.unsupportedVersion(version)) }
+        // The encoded INTEGER is 0, 1 or 2 for v1-v3; OpenSSL hands back any `long` the DER
+        // holds, so the number a certificate claims is range-checked before it is shifted
+        // (Int.max + 1 would trap).
+        let encodedVersion = X509_get_version(x509)
+        guard (0...2).contains(encodedVersion) else {
+            let claimed = Int(encodedVersion).addingReportingOverflow(1)
+            throw .invalidCertificate(.unsupportedVersion(claimed.overflow ? Int.max : claimed.partialValue))
+        }
+        version = Int(encodedVersion) + 1
 
         guard let serial = X509_get0_serialNumber(x509) else { throw .invalidCertificate(.missingField(.serialNumber)) }
         var magnitude = x509StringBytes(serial)

@@ -116,6 +116,27 @@ struct X509ParsingTests {
         }
     }
 
+    @Test("A version other than v1-v3 is unsupportedVersion, up to the largest INTEGER OpenSSL reads", arguments: [
+        ([0x03], 4), ([0xff], 0), ([0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], Int.max),
+        ([0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe], Int.max), ([0x80, 0, 0, 0, 0, 0, 0, 0], Int.min + 1),
+    ] as [([UInt8], Int)])
+    func versionOutOfRange(encoded: [UInt8], reported: Int) throws {
+        // The document signer's tbsCertificate with its `[0] INTEGER 2` replaced; the two
+        // enclosing SEQUENCEs (long form, two length bytes) grow by the difference.
+        var der = AnnexDCertificates.documentSigner
+        let original: [UInt8] = [0xa0, 0x03, 0x02, 0x01, 0x02]
+        #expect(Array(der[8..<13]) == original && der[0] == 0x30 && der[1] == 0x82 && der[4] == 0x30 && der[5] == 0x82)
+        let replacement: [UInt8] = [0xa0, UInt8(encoded.count + 2), 0x02, UInt8(encoded.count)] + encoded
+        der.replaceSubrange(8..<13, with: replacement)
+        let growth = replacement.count - original.count
+        for offset in [2, 6] {
+            let length = (Int(der[offset]) << 8 | Int(der[offset + 1])) + growth
+            der[offset] = UInt8(length >> 8)
+            der[offset + 1] = UInt8(length & 0xff)
+        }
+        #expect(throws: CryptoError.invalidCertificate(.unsupportedVersion(reported))) { try X509Certificate(derEncoded: der) }
+    }
+
     @Test("Every truncation and many single-byte corruptions of a certificate fail with a typed error or parse, never crash")
     func corruptionNeverCrashes() {
         let der = AnnexDCertificates.iaca
