@@ -137,6 +137,29 @@ struct DcApiTests {
         #expect(untrusted.last == .failed(.verifierNotTrusted(.unknownAnchor)))
     }
 
+    @Test("the signed protocol with an alg none request object is refused, whatever client it names and with or without anchors")
+    func signedProtocolUnsignedObject() async throws {
+        let wallet = try await TestWallet.make()
+        try await wallet.addSdJwt(id: "pid-1")
+        let reader = try TestReader.make(host: "rp.example")
+        // An attacker's page names another verifier's redirect_uri client (which may only be
+        // unsigned) and lists its own origin in expected_origins: nothing authenticates it.
+        for clientId in ["redirect_uri:https://bank.example/cb", reader.sanDnsClientId] {
+            var payload = Self.data(query: Remote.pidQuery())
+            payload["client_id"] = .string(clientId)
+            payload["expected_origins"] = [.string(Self.origin)]
+            let header = Base64URL.encode(Array(#"{"alg":"none","typ":"oauth-authz-req+jwt"}"#.utf8))
+            let object = header + "." + Base64URL.encode(Array(JSONValue.object(payload).serialized.utf8)) + "."
+            let request = JSONValue.object(["protocol": "openid4vp-v1-signed", "data": ["request": .string(object)]]).serialized
+            for anchors in [[], [reader.root]] {
+                let states = try await RequestCheckTests.run(Remote.client(wallet, http: RecordingHTTPClient { _ in .json([:]) },
+                                                                           anchors: anchors).startDcApi(request, origin: Self.origin))
+                #expect(states.last == .failed(.invalidRequest(.unsignedRequestNotAllowed)), "\(clientId), \(anchors.count) anchors")
+                #expect(!states.contains { if case .requestResolved = $0 { true } else { false } })
+            }
+        }
+    }
+
     @Test("malformed DC API requests: protocol, data, origin", arguments: [
         (#"{"protocol": "openid4vp-v1-multisigned", "data": {}}"#, "https://rp.example",
          InvalidRequestReason.unsupportedDcApiProtocol("openid4vp-v1-multisigned")),

@@ -17,6 +17,8 @@ struct RequestObject: Sendable {
     let clientId: ClientIdentifier
     /// Who the verifier is, as established.
     let verifier: VerifierIdentity
+    /// Whether it came as a JWS (false for `alg` `none`, which only `redirect_uri` may use).
+    let isSigned: Bool
 
     /// What the caller expects of a request object.
     struct Expectations: Sendable {
@@ -106,6 +108,7 @@ struct RequestObject: Sendable {
         self.parameters = parameters
         self.clientId = clientId
         self.verifier = verifier
+        self.isSigned = jws != nil
     }
 
     /// Reader trust (§5.9.3 for `x509_san_dns` and `x509_hash`): with anchors, the chain

@@ -213,6 +213,11 @@ package struct PresentationFlow: Sendable {
                     throw .invalidRequest(.missingParameter("request"))
                 }
                 let object = try RequestObject(compact: compact, expecting: expectations(clientId: nil, walletNonce: nil, now: now))
+                // App. A.3.2: the signed protocol is for requests that authenticate their
+                // verifier. An `alg` `none` object (which only `redirect_uri` may use) names a
+                // client no key vouches for, and over the DC API no response_uri ties it to
+                // the caller either, so it is refused rather than shown under that name.
+                guard object.isSigned else { throw .invalidRequest(.unsignedRequestNotAllowed) }
                 do { try DcApiRequest.checkExpectedOrigins(object.parameters, origin: origin) } catch { throw .invalidRequest(error) }
                 return try resolve(object.parameters, context: .dcApi(origin: origin, clientId: object.clientId,
                                                                       verifier: object.verifier))
