@@ -419,6 +419,31 @@ struct RemotePresentationTests {
             == [SDJWTHashAlgorithm.sha256.base64URLDigest(of: entry)])
     }
 
+    @Test("SD-JWT transaction data under one KB-JWT: the hash is one every entry accepts, in the first entry's order", arguments: [
+        ([["sha-384", "sha-256"], nil], SDJWTHashAlgorithm.sha256),
+        ([["sha-384"], ["sha-512", "sha-384"]], .sha384),
+        ([nil, nil], .sha256),
+    ] as [([[String]?], SDJWTHashAlgorithm)])
+    func sdJwtTransactionHashes(algorithms: [[String]?], expected: SDJWTHashAlgorithm) async throws {
+        let wallet = try await TestWallet.make()
+        try await wallet.addSdJwt(id: "pid-1", bound: true)
+        let reader = try TestReader.make()
+        let entries = algorithms.enumerated().map { index, names in
+            var members: JSONObject = ["type": "payment_confirmation", "credential_ids": ["pid"], "amount": .string("\(index).00")]
+            if let names { members["transaction_data_hashes_alg"] = .array(names.map(JSONValue.string)) }
+            return Base64URL.encode(JSONValue.object(members).serializedBytes)
+        }
+        let http = Self.acceptingVerifier()
+        let payload = Self.payload(clientId: reader.sanDnsClientId, query: Self.pidQuery(),
+                                   extra: ["transaction_data": .array(entries.map(JSONValue.string))])
+        _ = try await Self.present(Self.client(wallet, http: http)
+            .start(Self.requestURI(clientId: reader.sanDnsClientId, request: try await reader.sign(payload))))
+        let presentation = try #require(try Self.presentations(http, "pid").first)
+        let verified = try Self.verifySdJwt(presentation, wallet: wallet, audience: reader.sanDnsClientId, transactionData: entries)
+        #expect(verified.keyBinding?["transaction_data_hashes_alg"]?.stringValue == expected.rawValue)
+        #expect(verified.keyBinding?["transaction_data_hashes"]?.stringArrayValue == entries.map { expected.base64URLDigest(of: $0) })
+    }
+
     static let transactionElement = MdocTransactionDataElement(nameSpace: "org.example.tx", elementIdentifier: "tx_hash",
                                                                value: .byteString([1, 2, 3]))
 

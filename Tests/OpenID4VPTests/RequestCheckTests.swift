@@ -207,7 +207,19 @@ struct RequestCheckTests {
         // {"type":"t","credential_ids":["pid"],"transaction_data_hashes_alg":["md5"]}
         (["transaction_data": ["eyJ0eXBlIjoidCIsImNyZWRlbnRpYWxfaWRzIjpbInBpZCJdLCJ0cmFuc2FjdGlvbl9kYXRhX2hhc2hlc19hbGciOlsibWQ1Il19"]],
          .invalidTransactionData(.unsupportedHashAlgorithm(["md5"]))),
+        // Two entries for the one SD-JWT query whose hashes have none in common: one KB-JWT cannot carry both (App. B.3.3).
+        (["transaction_data": [.string(transaction(["sha-256"])), .string(transaction(["sha-384"]))]],
+         .invalidTransactionData(.unsupportedHashAlgorithm(["sha-256", "sha-384"]))),
+        (["transaction_data": [.string(transaction(nil)), .string(transaction(["sha-512", "md5"]))]],
+         .invalidTransactionData(.unsupportedHashAlgorithm(["sha-256", "sha-512", "md5"]))),
     ]
+
+    /// A transaction_data entry for the `pid` query, with these hashes (none: sha-256).
+    static func transaction(_ algorithms: [String]?) -> String {
+        var members: JSONObject = ["type": "t", "credential_ids": ["pid"]]
+        if let algorithms { members["transaction_data_hashes_alg"] = .array(algorithms.map(JSONValue.string)) }
+        return Base64URL.encode(JSONValue.object(members).serializedBytes)
+    }
 
     @Test("other request rules", arguments: otherRuleCases)
     func otherRules(changes: JSONObject, reason: InvalidRequestReason) async throws {

@@ -128,6 +128,21 @@ struct VectorTests {
             clientId: "https://client.example.org/cb", url: try #require(URL(string: "https://client.example.org/567545564")), method: .get))
     }
 
+    @Test("with allowHTTP, http reaches only loopback literals and localhost, not names that start with 127.", arguments: [
+        ("http://127.0.0.1:8080/request", true), ("http://127.1.2.3/request", true), ("http://localhost/request", true),
+        ("http://[::1]:9000/request", true), ("http://127.evil.example/request", false),
+        ("http://127.0.0.1.evil.example/request", false), ("http://128.0.0.1/request", false),
+    ])
+    func loopbackOnly(uri: String, allowed: Bool) throws {
+        if allowed {
+            #expect(try RequestInvocation.parse(uri, allowHTTP: true) == .requestUri(clientId: nil, url: try #require(URL(string: uri)),
+                                                                                       method: .get))
+        } else {
+            #expect(throws: InvalidRequestReason.insecureURL(parameter: "request URI")) { try RequestInvocation.parse(uri, allowHTTP: true) }
+        }
+        #expect(throws: InvalidRequestReason.insecureURL(parameter: "request URI")) { try RequestInvocation.parse(uri, allowHTTP: false) }
+    }
+
     @Test("the §5.9.3 redirect_uri request parses by value, its client_metadata included")
     func redirectUriRequest() throws {
         let example = try Self.example("authorization_requests.json", "redirect_uri_prefix_unsigned_request")

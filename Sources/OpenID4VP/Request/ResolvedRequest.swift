@@ -1,6 +1,8 @@
 import Foundation
 import JOSE
 import WalletEncoding
+import SDJWT
+import WalletRuntime
 
 /// How the response travels back (OpenID4VP 1.0 §8.2, §8.3.1, App. A).
 package enum ResponseMode: String, Sendable, Hashable {
@@ -185,6 +187,15 @@ package struct ResolvedRequest: Sendable, Equatable {
                 throw .invalidTransactionData(.unsupportedHashAlgorithm(transaction.hashAlgorithms ?? []))
             }
         }
+        // An SD-JWT presentation authorises every transaction bound to it under one
+        // KB-JWT hash (App. B.3.3): those that may land on one query need one in common,
+        // or the verifier would refuse the response only after the user consented.
+        for credential in query.credentials where credential.format == DcqlFormat.sdJwtVc && referenced.contains(credential.id) {
+            let sharing = transactions.filter { $0.credentialIds.contains(credential.id) }
+            guard TransactionData.commonHashAlgorithm(sharing) != nil else {
+                throw .invalidTransactionData(.unsupportedHashAlgorithm(sharing.flatMap { $0.hashAlgorithms ?? [SDJWTHashAlgorithm.sha256.rawValue] }))
+            }
+        }
         guard query.credentials.contains(where: { referenced.contains($0.id) && !$0.requireCryptographicHolderBinding }) else {
             return query
         }
@@ -216,9 +227,9 @@ package struct ResolvedRequest: Sendable, Equatable {
         }
     }
 
-    /// Whether the URL's host is a loopback address or `localhost`.
+    /// Whether the URL's host is a loopback address or `localhost`: the runtime's one test
+    /// (a dotted-quad literal in 127.0.0.0/8, not any name that starts with `127.`).
     static func isLoopback(_ url: URL) -> Bool {
-        guard let host = url.host?.lowercased() else { return false }
-        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        LoopbackHost.contains(url)
     }
 }

@@ -38,11 +38,23 @@ public struct TransactionData: Sendable, Hashable {
         self.hashAlgorithms = parts.algorithms
     }
 
-    /// The hash for `transaction_data_hashes`: sha-256 unless the entry names others,
-    /// then the first of those this SDK has (App. B.3.3).
-    var hashAlgorithm: SDJWTHashAlgorithm? {
-        guard let hashAlgorithms else { return .sha256 }
-        return hashAlgorithms.lazy.compactMap { try? SDJWTHashAlgorithm(name: $0) }.first
+    /// The hashes this entry accepts for `transaction_data_hashes` that the SDK has, in the
+    /// verifier's order: sha-256 unless the entry names others (App. B.3.3).
+    var acceptedHashAlgorithms: [SDJWTHashAlgorithm] {
+        guard let hashAlgorithms else { return [.sha256] }
+        return hashAlgorithms.compactMap { SDJWTHashAlgorithm(rawValue: $0) }
+    }
+
+    /// The hash for `transaction_data_hashes`: the first the entry accepts (App. B.3.3).
+    var hashAlgorithm: SDJWTHashAlgorithm? { acceptedHashAlgorithms.first }
+
+    /// The one hash a KB-JWT authorising all of `transactions` can use: its
+    /// `transaction_data_hashes_alg` is a single value, which each entry must accept
+    /// (App. B.3.3). The first entry's order decides; nil when they have none in common.
+    static func commonHashAlgorithm(_ transactions: [TransactionData]) -> SDJWTHashAlgorithm? {
+        guard let first = transactions.first else { return .sha256 }
+        let others = transactions.dropFirst().map { Set($0.acceptedHashAlgorithms) }
+        return first.acceptedHashAlgorithms.first { algorithm in others.allSatisfy { $0.contains(algorithm) } }
     }
 }
 

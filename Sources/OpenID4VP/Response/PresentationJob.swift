@@ -84,10 +84,14 @@ package enum PresentationBuilder {
     package static func sdJwt(_ job: PresentationJob, raw: [UInt8], signer: any Signer,
                       context: PresentationContext) async throws(PresentationError) -> String {
         guard let text = UTF8Validation.string(raw) else { throw .unexpected(.unreadableCredential(job.credentialId)) }
+        // The request was refused before consent unless the transactions a query may
+        // authorise share a hash (ResolvedRequest), and a job's all name its query.
+        guard let algorithm = TransactionData.commonHashAlgorithm(job.transactionData) else {
+            throw .invalidRequest(.invalidTransactionData(.unsupportedHashAlgorithm(job.transactionData.flatMap { $0.hashAlgorithms ?? [] })))
+        }
         do {
             let credential = try SDJWT(compact: text)
             guard job.holderBound else { return try credential.presentation(disclosing: job.disclosedPaths).serialization }
-            let algorithm = job.transactionData.lazy.compactMap(\.hashAlgorithm).first ?? .sha256
             let parameters = KeyBindingParameters(audience: context.audience, nonce: context.nonce, issuedAt: context.issuedAt,
                                                   transactionData: job.transactionData.map(\.encoded),
                                                   transactionDataHashAlgorithm: algorithm)
