@@ -92,7 +92,8 @@ public enum AuthorizationFailureReason: Equatable, Sendable {
     /// The offer's grants cannot be used with this authorization server (no pre-authorized
     /// code and no authorization endpoint).
     case noUsableGrant
-    /// The credential has no refresh token (or no issuance context) to renew it with.
+    /// The credential has no refresh token (or no issuance context) to renew it with, or
+    /// the issuer no longer lists the authorization server that issued the token.
     case refreshTokenUnavailable
     /// The authorization server does not support PKCE with S256.
     case pkceUnsupported

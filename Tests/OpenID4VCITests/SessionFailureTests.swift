@@ -143,6 +143,22 @@ struct CancelledSigner: Signer {
     func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] { throw .userCancelled }
 }
 
+/// Signs as `inner` does, except a JWT whose payload names the notification endpoint (the
+/// DPoP proof of a notification request), which fails as a dismissed prompt does.
+struct NotificationRefusingSigner: Signer {
+    let inner: any Signer
+    var publicKey: PublicKey { inner.publicKey }
+    var algorithm: SignatureAlgorithm { inner.algorithm }
+    func sign(_ message: [UInt8]) async throws(KeyOperationError) -> [UInt8] {
+        let parts = message.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        if parts.count == 2, let payload = Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
+           String(decoding: payload, as: UTF8.self).contains("/notification") {
+            throw .userCancelled
+        }
+        return try await inner.sign(message)
+    }
+}
+
 /// A secure area whose signers fail as a dismissed authentication prompt does.
 func cancellingSecureArea(_ inner: SoftwareSecureArea) -> ForwardingSecureArea {
     ForwardingSecureArea(inner: inner, name: "cancelling", signer: { alias, _ throws(StorageError) in
@@ -164,6 +180,29 @@ struct SessionAuthenticationTests {
         #expect(terminal == .failed(.unexpected(.keyOperation(.userCancelled))))
         #expect(try await inner.listKeys().isEmpty)
         #expect(try await store.list().isEmpty)
+    }
+
+    @Test("a notification whose DPoP proof cannot be signed is skipped: the stored credential keeps its keys")
+    func notificationProofFails() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true, batchSize: 2))
+        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let area = ForwardingSecureArea(inner: inner, name: "no notification proofs", signer: { alias, unlock throws(StorageError) in
+            NotificationRefusingSigner(inner: try await inner.signer(for: alias, unlock: unlock))
+        })
+        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
+        let client = Openid4VciClient(http: issuer, storage: IssuanceStorage(secureArea: area, store: store))
+        let session = client.start(.fromIssuer(issuer.base, configurationId: "identity", policy: CredentialPolicy(batchSize: 2, use: .oneTime)))
+        let terminal = try await SessionTests.authorize(session, issuer: issuer)
+        guard case .completed(let result) = terminal, let id = result.issued.first else { Issue.record("ended \(terminal)"); return }
+        #expect(issuer.notifications.isEmpty)
+        #expect(issuer.requests(to: "/token").last?.headers["DPoP"] != nil)
+        let stored = try #require(try await store.credential(id: id))
+        let aliases = Set(try await inner.listKeys().map(\.alias))
+        #expect(stored.instances.count == 2)
+        #expect(stored.instances.allSatisfy { aliases.contains($0.keyAlias) })
+        // The credential is usable: an instance's key signs.
+        let consumed = try await store.consumeInstance(of: id)
+        #expect(consumed.signer.publicKey.verify(signature: try await consumed.signer.sign([1]), for: [1], algorithm: .es256))
     }
 
     @Test("passphrase-protected holder keys: the right unlock signs, a wrong one fails as authenticationRequired")

@@ -191,6 +191,25 @@ struct SessionOutcomeTests {
         #expect(try await wallet.keyAliases().count == 5)
     }
 
+    @Test("a reissue whose issuer no longer lists the server that issued the refresh token fails before sending it anywhere")
+    func reissueServerChanged() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 2))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        let session = wallet.client.start(.fromIssuer(issuer.base, configurationId: "identity", policy: CredentialPolicy(batchSize: 2, use: .oneTime)))
+        guard case .completed(let result) = try await SessionTests.authorize(session, issuer: issuer) else {
+            Issue.record("not issued"); return
+        }
+        let id = result.issued[0]
+        let before = try #require(try await wallet.storage.store.credential(id: id))
+        let tokenRequests = issuer.requests(to: "/token").count
+        issuer.options.authorizationServers = ["https://other-as.example"]
+        #expect(try await terminalState(of: wallet.client.reissue(id))
+            == .failed(.authorizationFailed(oauthError: nil, reason: .refreshTokenUnavailable)))
+        #expect(issuer.requests(to: "/token").count == tokenRequests)
+        #expect(!issuer.log.contains { $0.url.host == "other-as.example" })
+        #expect(try await wallet.storage.store.credential(id: id) == before)
+    }
+
     @Test("a presentation made while a top-up waits for the issuer stays spent: the instance is not handed out again")
     func reissueWithPresentationMeanwhile() async throws {
         let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 5))
@@ -292,6 +311,19 @@ struct SessionOutcomeTests {
         let wallet = try TestWalletSetup(issuer: issuer, encryption: .preferred)
         #expect(try await preAuthorized(wallet, issuer)
             == .failed(.credentialRequestFailed(oauthError: nil, reason: .encryption(.plaintextResponse))))
+        #expect(try await wallet.credentials().isEmpty)
+        #expect(try await wallet.keyAliases().isEmpty)
+    }
+
+    @Test("an encrypted response whose enc is not the one the request named fails; nothing stored, no key left")
+    func responseEncWrong() async throws {
+        // The wallet prefers the strongest enc the issuer lists (A256GCM); the issuer answers with A128GCM.
+        let issuer = try TestIssuer(options: .init(requestEncryption: .init(key: try ECPrivateKey.generate(curve: .p256)),
+                                                   responseEncryption: .init(answerWithEnc: .a128gcm)))
+        let wallet = try TestWalletSetup(issuer: issuer, encryption: .preferred)
+        #expect(try await preAuthorized(wallet, issuer) == .failed(.credentialRequestFailed(
+            oauthError: nil, reason: .encryption(.undecryptable(.unsupportedAlgorithm(.enc, value: "A128GCM"))))))
+        #expect(issuer.credentialRequests.last?["credential_response_encryption"]?["enc"]?.stringValue == "A256GCM")
         #expect(try await wallet.credentials().isEmpty)
         #expect(try await wallet.keyAliases().isEmpty)
     }

@@ -128,6 +128,8 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         var x5c = true
         /// Canned answers by path, used once each in order.
         var faults: [String: [HTTPResponse]] = [:]
+        /// The metadata's `authorization_servers` (none: the issuer is its own).
+        var authorizationServers: [String]?
         var delayAtCredential: Duration?
         /// Runs when a credential request arrives, before it is answered (e.g. a
         /// presentation the wallet makes while a renewal waits for the issuer).
@@ -155,6 +157,8 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         var required = false
         /// Answer in plaintext although encryption was asked for.
         var answerInPlaintext = false
+        /// Encrypt with this `enc` whatever the wallet asked for.
+        var answerWithEnc: ContentEncryptionAlgorithm?
     }
 
     static let vct = "https://credentials.example/identity_credential"
@@ -303,6 +307,7 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
             "credential_configurations_supported": .object([configurationId: .object(configuration)]),
         ]
         if options.nonceEndpoint { metadata["nonce_endpoint"] = .string(base + "/nonce") }
+        if let servers = options.authorizationServers { metadata["authorization_servers"] = .array(servers.map(JSONValue.string)) }
         if options.notificationEndpoint { metadata["notification_endpoint"] = .string(base + "/notification") }
         if let batch = options.batchSize { metadata["batch_credential_issuance"] = ["batch_size": .integer(Int64(batch))] }
         if let request = options.requestEncryption, request.publishKeys {
@@ -503,7 +508,7 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
             return .reply(oauthError(400, "invalid_encryption_parameters"))
         }
         if options.responseEncryption?.answerInPlaintext == true { return .ok(nil) }
-        return .ok((jwk, enc))
+        return .ok((jwk, options.responseEncryption?.answerWithEnc ?? enc))
     }
 
     private func respond(_ status: Int, _ object: JSONObject, encryptTo key: (JWK, ContentEncryptionAlgorithm)?) -> HTTPResponse {

@@ -63,6 +63,12 @@ struct WireTests {
                                          "authorization_details": [["type": "openid_credential", "credential_configuration_id": "x"]]])
         }
         #expect(try TokenResponse(json: ["access_token": "a", "token_type": "dpop"]).isDPoPBound)
+        #expect(try !TokenResponse(json: ["access_token": "a", "token_type": "bearer"]).isDPoPBound)
+        // RFC 6749 §7.1: a type the wallet does not understand is refused, as is a missing one.
+        for type in ["N_A", "mac", "", "Bearer "] as [JSONValue] {
+            #expect(throws: ResponseProblem.invalidMember("token_type")) { _ = try TokenResponse(json: ["access_token": "a", "token_type": type]) }
+        }
+        #expect(throws: ResponseProblem.invalidMember("token_type")) { _ = try TokenResponse(json: ["access_token": "a"]) }
         // An entry without `type` that binds identifiers is taken as openid_credential; other types, and
         // typeless entries binding nothing, are skipped.
         let lenient = try TokenResponse(json: ["access_token": "a", "token_type": "Bearer", "authorization_details": [
@@ -71,6 +77,19 @@ struct WireTests {
             ["credential_configuration_id": "z"],
         ]])
         #expect(lenient.credentialIdentifiers == ["x": ["x-1"]])
+        // Each identifier is a request with keys of its own: a repeated one, or more than the cap, is refused.
+        func details(_ identifiers: [String]) -> JSONObject {
+            ["access_token": "a", "token_type": "Bearer", "authorization_details": [
+                ["type": "openid_credential", "credential_configuration_id": "x", "credential_identifiers": .array(identifiers.map(JSONValue.string))],
+            ]]
+        }
+        let most = (0..<TokenResponse.maximumCredentialIdentifiers).map { "x-\($0)" }
+        #expect(try TokenResponse(json: details(most)).credentialIdentifiers["x"]?.count == TokenResponse.maximumCredentialIdentifiers)
+        for refused in [most + ["x-more"], ["x-1", "x-2", "x-1"]] {
+            #expect(throws: ResponseProblem.invalidMember("authorization_details.credential_identifiers")) {
+                _ = try TokenResponse(json: details(refused))
+            }
+        }
     }
 
     @Test("the §8.3 and §9.2 responses: immediate, batch with notification_id, deferred, still pending")

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import TestSecureAreas
 import Testing
 import WalletCrypto
 import WalletRuntime
@@ -151,6 +152,35 @@ struct CredentialStoreTests {
         }
         // Every key was deleted after its one use.
         #expect(try await area.listKeys().isEmpty)
+        #expect(try await store.purgeSpentKeys() == 0)
+    }
+
+    @Test("a reissue whose replaced keys the secure area fails to delete is still saved; the keys wait for purgeSpentKeys")
+    func saveWithFailingKeyDeletion() async throws {
+        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let deletes = DeleteSwitch()
+        let area = ForwardingSecureArea(inner: inner, name: "failing deletes", deleteKey: { alias throws(StorageError) in
+            guard await deletes.works else { throw .keyInvalidated(alias: alias) }
+            try await inner.deleteKey(alias: alias)
+        })
+        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
+        let first = try await issue("pid", count: 2, use: .oneTime, area: inner)
+        try await store.save(first)
+        // The reissue keeps instance 1 and replaces instance 0's key with a new one.
+        _ = try await inner.createKey(alias: "pid-2")
+        let reissued = StoredCredential(id: "pid", format: first.format, type: first.type, issuer: first.issuer,
+                                        instances: [first.instances[1], CredentialInstance(index: 2, keyAlias: "pid-2", raw: [2])],
+                                        policy: first.policy)
+        await deletes.set(false)
+        let saved = try await store.save(reissued)
+        #expect(saved.instances.map(\.keyAlias) == ["pid-1", "pid-2"])
+        #expect(try #require(try await store.credential(id: "pid")).instances.map(\.keyAlias) == ["pid-1", "pid-2"])
+        #expect(try await inner.listKeys().map(\.alias).sorted() == ["pid-0", "pid-1", "pid-2"])
+        // While deletions fail, the purge reports the failure and keeps the key pending.
+        await #expect(throws: StorageError.keyInvalidated(alias: "pid-0")) { try await store.purgeSpentKeys() }
+        await deletes.set(true)
+        #expect(try await store.purgeSpentKeys() == 1)
+        #expect(try await inner.listKeys().map(\.alias).sorted() == ["pid-1", "pid-2"])
         #expect(try await store.purgeSpentKeys() == 0)
     }
 
@@ -319,4 +349,10 @@ struct CredentialStoreTests {
                                     wrapping: FixedKeyWrappingProvider())
         }
     }
+}
+
+/// Whether a test's secure area deletes keys.
+private actor DeleteSwitch {
+    private(set) var works = true
+    func set(_ value: Bool) { works = value }
 }

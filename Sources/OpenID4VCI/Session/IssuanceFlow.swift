@@ -225,6 +225,11 @@ struct IssuanceFlow: Sendable {
         switch (input, phase) {
         case (.start, .idle):
             return try start(now: now)
+        case (.failed, .notifying), (.failed, .notifyingFailure):
+            // §11: a notification only informs the issuer. One that cannot be sent (its
+            // DPoP proof not signed, say) is skipped like one that went unanswered: the
+            // credentials are stored by now and keep their keys.
+            return try nextNotification()
         case (.failed(let error), _):
             return fail(error)
         case (.transportFailed(_, .notification), .notifying), (.transportFailed(_, .notification), .notifyingFailure):
@@ -382,6 +387,11 @@ struct IssuanceFlow: Sendable {
         }
         try chooseBatchCount(limit: metadata.batchSize ?? 1)
         serverIdentifier = metadata.authorizationServer(preferred: preferredServer)
+        // RFC 6749 §10.4: a refresh token goes only to the server that issued it. When
+        // the issuer no longer lists that server, the token is not offered to another.
+        if case .reissue(_, let context) = mode, let issuedBy = context.authorizationServer, issuedBy != serverIdentifier {
+            throw .authorizationFailed(oauthError: nil, reason: .refreshTokenUnavailable)
+        }
 
         if case .deferred(_, let context) = mode {
             guard let token = context.accessToken else {
@@ -772,7 +782,14 @@ struct IssuanceFlow: Sendable {
             }
             let compact = String(decoding: response.body, as: UTF8.self).trimmingWhitespace()
             let plaintext: [UInt8]
-            do { plaintext = try JWE(compact: compact).decrypt(with: key.privateKey) } catch {
+            do throws(JOSEError) {
+                let jwe = try JWE(compact: compact)
+                // §8.2: the response is encrypted with the `enc` the request named.
+                if let requested = encryption.responseEnc, jwe.contentEncryption != requested {
+                    throw .unsupportedAlgorithm(.enc, value: jwe.contentEncryption.rawValue)
+                }
+                plaintext = try jwe.decrypt(with: key.privateKey)
+            } catch {
                 throw .credentialRequestFailed(oauthError: nil, reason: .encryption(.undecryptable(error)))
             }
             do { return try JSONValue.parseObject(plaintext) } catch {

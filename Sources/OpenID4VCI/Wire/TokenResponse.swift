@@ -18,9 +18,16 @@ struct TokenResponse: Sendable, Equatable {
     /// Whether the token is DPoP-bound (RFC 9449 §5: `token_type` `DPoP`, any case).
     var isDPoPBound: Bool { tokenType.caseInsensitiveCompare("DPoP") == .orderedSame }
 
+    /// The most `credential_identifiers` one configuration may be given (each is a credential
+    /// request with a batch of keys of its own).
+    static let maximumCredentialIdentifiers = 64
+
     init(json object: JSONObject) throws(ResponseProblem) {
         guard let token = object["access_token"]?.stringValue, !token.isEmpty else { throw .invalidMember("access_token") }
-        guard let type = object["token_type"]?.stringValue else { throw .invalidMember("token_type") }
+        // RFC 6749 §7.1: a token of a type the client does not understand is not used; this
+        // wallet knows Bearer (RFC 6750) and DPoP (RFC 9449), in any case.
+        guard let type = object["token_type"]?.stringValue,
+              ["bearer", "dpop"].contains(type.lowercased()) else { throw .invalidMember("token_type") }
         accessToken = token
         tokenType = type
         if let value = object["expires_in"] {
@@ -58,6 +65,12 @@ struct TokenResponse: Sendable, Equatable {
                 }
                 identifiers[configuration, default: []].append(contentsOf: list)
             }
+        }
+        // Each identifier becomes its own credential request with its own keys (§6.2), so
+        // an authorization server that lists thousands, or one twice, would have the wallet
+        // make that many keys and records from one grant: refused instead.
+        for list in identifiers.values where list.count > Self.maximumCredentialIdentifiers || Set(list).count != list.count {
+            throw .invalidMember("authorization_details.credential_identifiers")
         }
         credentialIdentifiers = identifiers
     }

@@ -95,8 +95,9 @@ public actor CredentialStore {
     }
 
     /// Saves `credential`, replacing any stored one with the same id (a reissuance);
-    /// keys of replaced instances that the new version no longer uses are deleted.
-    /// Returns the credential as stored, with its timestamps.
+    /// keys of replaced instances that the new version no longer uses are deleted (when
+    /// the secure area fails to delete one, the save still succeeds and the key waits for
+    /// ``purgeSpentKeys()``). Returns the credential as stored, with its timestamps.
     ///
     /// An instance whose key alias the replaced record already had keeps what the store
     /// recorded of its uses: the larger of the two use counts, its last use, and whether
@@ -178,7 +179,10 @@ public actor CredentialStore {
             }
             return (createdAt, dropped, stored)
         }
-        try await deleteKeys(dropped)
+        // The record is committed and the dropped aliases are queued: a secure area that
+        // fails to delete one now leaves it to ``purgeSpentKeys()``, not to the caller,
+        // who would otherwise take a saved credential for one that was not.
+        try? await deleteKeys(dropped)
         return StoredCredential(
             id: credential.id, format: credential.format, type: credential.type, issuer: credential.issuer,
             display: credential.display, instances: instances, policy: credential.policy,
