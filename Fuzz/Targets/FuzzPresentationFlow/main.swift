@@ -223,7 +223,7 @@ func terminal(_ session: PresentationSession, declines: Bool) async -> Presentat
 /// which a server may add (a trailing line end) without touching the signed bytes.
 func sameRequestObject(_ served: [UInt8], _ real: [UInt8]) -> Bool {
     guard served != real else { return true }
-    guard let text = String(validating: served, as: UTF8.self), let realText = String(validating: real, as: UTF8.self) else {
+    guard let text = UTF8Validation.string(served), let realText = UTF8Validation.string(real) else {
         return false
     }
     return text.trimmingWhitespace() == realText
