@@ -116,6 +116,15 @@ struct SessionFailureTests {
         }
     }
 
+    @Test("an mdoc whose issuerAuth carries alg only in the unprotected bucket is refused, with or without anchors")
+    func mdocUnprotectedAlgorithm() async throws {
+        let issuer = try TestIssuer(options: .init(format: .msoMdoc, batchSize: 2, unprotectedMdocAlgorithm: true))
+        for config in [IssuanceConfig(), IssuanceConfig(issuerTrustAnchors: [issuer.pki.anchor])] {
+            #expect(try await run(issuer, config: config).0 == .failed(.credentialRequestFailed(
+                oauthError: nil, reason: .invalidCredential(.mdoc(.issuerSignatureInvalid(.algorithmNotProtected))))))
+        }
+    }
+
     @Test("http is refused unless allowed, and then only to loopback hosts")
     func httpPolicy() async throws {
         let issuer = try TestIssuer(base: "http://127.0.0.1:9")

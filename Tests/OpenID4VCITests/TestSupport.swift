@@ -128,6 +128,8 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         var x5c = true
         /// Canned answers by path, used once each in order.
         var faults: [String: [HTTPResponse]] = [:]
+        /// Sign mdoc issuerAuth with `alg` in the unprotected bucket only.
+        var unprotectedMdocAlgorithm = false
         /// The metadata's `authorization_servers` (none: the issuer is its own).
         var authorizationServers: [String]?
         var delayAtCredential: Duration?
@@ -543,7 +545,12 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
                 docType: options.issuedType ?? Self.docType, nameSpaces: [NameSpaced("org.iso.18013.5.1", [DataElement("family_name", "Mustermann"), DataElement("age_over_18", true)])],
                 deviceKey: COSEKey(publicKey: holder),
                 validity: ValidityInfo(signed: now, validFrom: now.addingTimeInterval(-60), validUntil: now.addingTimeInterval(86_400 * 30)))
-            return Base64URL.encode(signed.encodedBytes)
+            guard options.unprotectedMdocAlgorithm else { return Base64URL.encode(signed.encodedBytes) }
+            // The same MSO and chain, signed again with `alg` only where nothing covers it.
+            let unprotected = COSEHeaderMap([(.algorithm, CBOR(COSEAlgorithm.es256.rawValue)), (.x5chain, .byteString(pki.leaf.derEncoded))])
+            let issuerAuth = try! await COSESign1.sign(payload: signed.issuerAuth.payload ?? [], unprotected: unprotected, tagged: false,
+                                                       signer: pki.signer)
+            return Base64URL.encode(try! IssuerSigned(nameSpaces: signed.nameSpaces, issuerAuth: issuerAuth).encodedBytes)
         }
     }
 

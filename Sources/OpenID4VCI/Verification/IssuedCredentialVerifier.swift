@@ -162,9 +162,10 @@ struct IssuedCredentialVerifier: Sendable {
                 guard let leaf = try issuerAuth.x5chain().first else { throw .invalidCertificate }
                 let key: PublicKey
                 do { key = try leaf.publicKey } catch { throw .invalidCertificate }
-                try issuerAuth.verify(publicKey: key)
+                try issuerAuth.verify(publicKey: key, requireProtectedAlgorithm: true)
             } else {
-                try issuerAuth.verify(publicKey: try anchoredSignerKey(issuerSigned, validatedChains: &validatedChains))
+                try issuerAuth.verify(publicKey: try anchoredSignerKey(issuerSigned, validatedChains: &validatedChains),
+                                      requireProtectedAlgorithm: true)
             }
         } catch {
             if case .untrusted(let failure) = error { throw .mdoc(.untrustedIssuer(failure)) }
