@@ -59,6 +59,11 @@ public final class Wallet: Sendable {
             guard let certificate = try? X509Certificate(derEncoded: der) else { throw .invalidReaderAnchor(index: index) }
             readerAnchors.append(certificate)
         }
+        // The presentation's own anchors join these for remote requests: one that does not
+        // parse would quietly trust nothing (every signed request resolving untrusted).
+        for (index, der) in config.presentation.readerAnchorsDer.enumerated() where (try? X509Certificate(derEncoded: der)) == nil {
+            throw .invalidReaderAnchor(index: config.trust.readerAnchorsDer.count + index)
+        }
         let (area, store) = try WalletStorageSetup.open(config)
         do {
             recovery = try await WalletStorageSetup.recover(area: area, store: store)

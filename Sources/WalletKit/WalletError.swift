@@ -9,7 +9,8 @@ public enum WalletError: Error, Equatable, Sendable {
     case noApplicationSupportFolder
     /// The storage folder could not be created or is not a folder.
     case storageFolderUnavailable(path: String)
-    /// A DER certificate in `TrustConfig.readerAnchorsDer` does not parse; the value is its index.
+    /// A DER certificate in `TrustConfig.readerAnchorsDer` or `PresentationConfig.readerAnchorsDer`
+    /// does not parse; the value is its index in the two lists joined, the former first.
     case invalidReaderAnchor(index: Int)
     /// No stored credential can answer a proximity request for this docType.
     case noMatchingCredential(docType: String)

@@ -101,6 +101,16 @@ struct WalletFacadeTests {
                 [0x30, 0x00],
             ])))
         }
+        // The presentation's own anchors are checked too, indexed after the trust ones.
+        var config = WalletConfig(storage: .inMemory, trust: TrustConfig(readerAnchorsDer: [Array("not DER".utf8)]))
+        await #expect(throws: WalletError.invalidReaderAnchor(index: 0)) { _ = try await Wallet(config: config) }
+        config.trust = TrustConfig()
+        config.presentation.readerAnchorsDer = [Array("-----BEGIN CERTIFICATE-----".utf8)]
+        await #expect(throws: WalletError.invalidReaderAnchor(index: 0)) { _ = try await Wallet(config: config) }
+        config.trust = TrustConfig(readerAnchorsDer: [try CertificateBuilder.certificateAuthority(
+            subject: DistinguishedName([(.commonName, "R")]), notBefore: Date(), notAfter: Date().addingTimeInterval(60))
+            .selfSigned(with: .ec(try ECPrivateKey.generate(curve: .p256))).derEncoded])
+        await #expect(throws: WalletError.invalidReaderAnchor(index: 1)) { _ = try await Wallet(config: config) }
     }
 
     @Test("a storage folder that is a file is refused")
