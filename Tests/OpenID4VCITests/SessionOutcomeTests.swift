@@ -191,15 +191,22 @@ struct SessionOutcomeTests {
         #expect(try await wallet.keyAliases().count == 5)
     }
 
+    /// Issues a one-time batch of `batchSize` by the authorization code flow; the credential's
+    /// id, or nil (recorded as an issue) when it was not issued.
+    static func issueRenewable(_ wallet: TestWalletSetup, _ issuer: TestIssuer, batchSize: Int) async throws -> String? {
+        let session = wallet.client.start(.fromIssuer(issuer.base, configurationId: "identity",
+                                                      policy: CredentialPolicy(batchSize: batchSize, use: .oneTime)))
+        guard case .completed(let result) = try await SessionTests.authorize(session, issuer: issuer) else {
+            Issue.record("not issued"); return nil
+        }
+        return result.issued[0]
+    }
+
     @Test("a reissue whose issuer no longer lists the server that issued the refresh token fails before sending it anywhere")
     func reissueServerChanged() async throws {
         let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 2))
         let wallet = try TestWalletSetup(issuer: issuer)
-        let session = wallet.client.start(.fromIssuer(issuer.base, configurationId: "identity", policy: CredentialPolicy(batchSize: 2, use: .oneTime)))
-        guard case .completed(let result) = try await SessionTests.authorize(session, issuer: issuer) else {
-            Issue.record("not issued"); return
-        }
-        let id = result.issued[0]
+        guard let id = try await Self.issueRenewable(wallet, issuer, batchSize: 2) else { return }
         let before = try #require(try await wallet.storage.store.credential(id: id))
         let tokenRequests = issuer.requests(to: "/token").count
         issuer.options.authorizationServers = ["https://other-as.example"]
@@ -214,11 +221,7 @@ struct SessionOutcomeTests {
     func reissueWithPresentationMeanwhile() async throws {
         let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 5))
         let wallet = try TestWalletSetup(issuer: issuer)
-        let session = wallet.client.start(.fromIssuer(issuer.base, configurationId: "identity", policy: CredentialPolicy(batchSize: 4, use: .oneTime)))
-        guard case .completed(let result) = try await SessionTests.authorize(session, issuer: issuer) else {
-            Issue.record("not issued"); return
-        }
-        let id = result.issued[0]
+        guard let id = try await Self.issueRenewable(wallet, issuer, batchSize: 4) else { return }
         let store = wallet.storage.store
         _ = try await store.consumeInstance(of: id)
         _ = try await store.consumeInstance(of: id)
