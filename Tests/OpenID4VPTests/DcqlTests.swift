@@ -336,6 +336,18 @@ struct DcqlTests {
         #expect(throws: DcqlError.tooMany("options", limit: 64)) {
             try DcqlQuery(json: query([credential("a")], sets: #", "credential_sets": [{"options": [\#(options)]}]"#))
         }
+        // A claim set or an option longer than the claims or credential queries it may name
+        // (it must repeat ids) is refused: matching looks each id up per stored credential.
+        func ids(_ count: Int, _ id: String) -> String { "[" + Array(repeating: #""\#(id)""#, count: count).joined(separator: ",") + "]" }
+        let longSet = credential("a").replacingOccurrences(of: #""claims": ["#, with: #""claim_sets": [\#(ids(257, "c0"))], "claims": ["#)
+        #expect(throws: DcqlError.tooMany("claim_sets entries", limit: 256)) { try DcqlQuery(json: query([longSet])) }
+        let fullSet = credential("a").replacingOccurrences(of: #""claims": ["#, with: #""claim_sets": [\#(ids(256, "c0"))], "claims": ["#)
+        #expect(try DcqlQuery(json: query([fullSet])).credentials[0].claimSets?[0].count == 256)
+        #expect(throws: DcqlError.tooMany("options entries", limit: 64)) {
+            try DcqlQuery(json: query([credential("a")], sets: #", "credential_sets": [{"options": [\#(ids(65, "a"))]}]"#))
+        }
+        #expect(try DcqlQuery(json: query([credential("a")], sets: #", "credential_sets": [{"options": [\#(ids(64, "a"))]}]"#))
+            .credentialSets?[0].options[0].count == 64)
         let sets = Array(repeating: #"{"options": [["a"]]}"#, count: 65).joined(separator: ",")
         #expect(throws: DcqlError.tooMany("credential_sets", limit: 64)) {
             try DcqlQuery(json: query([credential("a")], sets: #", "credential_sets": [\#(sets)]"#))

@@ -170,6 +170,11 @@ public struct CredentialQuery: Sendable, Hashable {
             var options: [[String]] = []
             for set in sets {
                 guard let ids = set.stringArrayValue else { throw .invalidClaimSets(queryId: id) }
+                // A set names claims of this query, so one longer than the claims limit repeats
+                // ids; matching looks each up, per stored credential, so its length is bounded.
+                guard ids.count <= DcqlQuery.maximumClaimsQueries else {
+                    throw .tooMany("claim_sets entries", limit: DcqlQuery.maximumClaimsQueries)
+                }
                 options.append(ids)
             }
             claimSets = options
@@ -359,6 +364,10 @@ public struct CredentialSetQuery: Sendable, Hashable {
         var options: [[String]] = []
         for option in parts.options {
             guard let ids = option.stringArrayValue, !ids.isEmpty else { throw .invalidCredentialSet }
+            // An option names credential queries: more than the query limit repeats ids.
+            guard ids.count <= DcqlQuery.maximumCredentialQueries else {
+                throw .tooMany("options entries", limit: DcqlQuery.maximumCredentialQueries)
+            }
             options.append(ids)
         }
         self.init(options: options, required: parts.required ?? true)
