@@ -504,6 +504,25 @@ sdjwt("certificate", "x5c of a valid leaf, JWT signed by another key", presentat
       "SDJWTError.invalidIssuerSignature.invalidSignature", anchor=ANCHOR)
 sdjwt("certificate", "x5c naming iss, but no iss in the credential", presentation(key=key, header={"x5c": chain}, drop=("iss",)),
       "SDJWTError.missingClaim", anchor=ANCHOR)
+
+
+def with_version(certificate_der, encoded):
+    """The certificate with its [0] version INTEGER (2, for v3) replaced by these content bytes;
+    the certificate's and the tbsCertificate's two-byte lengths grow to match."""
+    original = b"\xa0\x03\x02\x01\x02"
+    assert certificate_der[0:2] == b"\x30\x82" and certificate_der[4:6] == b"\x30\x82" and certificate_der[8:13] == original
+    replacement = bytes([0xA0, len(encoded) + 2, 0x02, len(encoded)]) + encoded
+    out = bytearray(certificate_der[:8] + replacement + certificate_der[13:])
+    growth = len(replacement) - len(original)
+    for offset in (2, 6):
+        out[offset:offset + 2] = (int.from_bytes(out[offset:offset + 2], "big") + growth).to_bytes(2, "big")
+    return bytes(out)
+
+
+# A version INTEGER of 2^63 - 1, which OpenSSL reads as a long: the wallet once trapped adding one to it.
+huge_version = with_version(base64.b64decode(chain[0]), b"\x7f" + b"\xff" * 7)
+sdjwt("certificate", "x5c leaf whose version INTEGER is 2^63 - 1", presentation(key=key, header={"x5c": [base64.b64encode(huge_version).decode()]}),
+      "SDJWTError.untrustedIssuer.malformedCertificate", anchor=ANCHOR)
 self_key = ec.generate_private_key(ec.SECP256R1())
 self_signed = certificate(name("Self"), name("Self"), self_key.public_key(), self_key, ca=False, key_usage=("digital_signature",),
                           san=[x509.DNSName("issuer.example")])
