@@ -18,6 +18,13 @@ import FoundationNetworking
 /// the timeout. Only the short race of a server closing an idle connection as it is
 /// reused exposes this; `LoopbackHTTPServer` closes its connections after every answer.
 ///
+/// The size limit holds while the body arrives: a declared `Content-Length` over it ends
+/// the exchange when the head arrives, and a body that grows past it ends the exchange at
+/// the chunk that crosses it, so a hostile server cannot make the wallet hold more than
+/// the limit (plus the chunks already in flight) however long it streams. The one
+/// exception is the body of a 3xx answer, which FoundationNetworking keeps to itself until
+/// the redirect decision; the request's timeout bounds that transfer.
+///
 /// The request's timeout bounds the whole exchange and is enforced here, not left to
 /// `URLRequest.timeoutInterval`: that is an idle timeout on Apple platforms, and
 /// FoundationNetworking truncates it to whole seconds (`Int(timeoutInterval) * 1000`
@@ -25,13 +32,14 @@ import FoundationNetworking
 /// past the deadline, as a backstop.
 public final class URLSessionHTTPClient: HTTPClient {
     private let session: URLSession
+    private let transfers: TransferDelegate
     private let maxResponseBytes: Int
     private let allowInsecureHTTP: Bool
 
     /// Creates a client.
     /// - Parameters:
     ///   - maxResponseBytes: a larger body fails with ``HTTPError/responseTooLarge(limit:)``
-    ///     (checked once the body has arrived; the request timeout bounds the transfer itself).
+    ///     as soon as its declared length or the bytes received so far pass the limit.
     ///   - allowInsecureHTTP: allow `http` as well as `https`, to loopback hosts only
     ///     (`localhost`, `127.0.0.0/8`, `::1`): local reference parties and tests. `http`
     ///     to any other host still fails with ``HTTPError/unsupportedScheme(_:)``.
@@ -41,8 +49,10 @@ public final class URLSessionHTTPClient: HTTPClient {
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        self.session = URLSession(configuration: configuration, delegate: NoRedirects(), delegateQueue: nil)
-        self.maxResponseBytes = maxResponseBytes
+        let transfers = TransferDelegate()
+        self.transfers = transfers
+        self.session = URLSession(configuration: configuration, delegate: transfers, delegateQueue: nil)
+        self.maxResponseBytes = max(0, maxResponseBytes)
         self.allowInsecureHTTP = allowInsecureHTTP
     }
 
@@ -60,38 +70,25 @@ public final class URLSessionHTTPClient: HTTPClient {
         for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
         if let body = request.body { urlRequest.httpBody = Data(body) }
 
-        let box = TaskBox()
+        let transfer = Transfer(limit: maxResponseBytes)
         // The deadline: when it passes first, the task is cancelled and the exchange is timedOut.
-        let deadline = Task { [box, timeout = request.timeout] in
+        let deadline = Task { [transfer, timeout = request.timeout] in
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            box.expire()
+            transfer.expire()
         }
         defer { deadline.cancel() }
-        let outcome: Result<(Data, URLResponse), HTTPError> = await withTaskCancellationHandler {
+        let outcome: Result<HTTPResponse, HTTPError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let task = session.dataTask(with: urlRequest) { data, response, error in
-                    if let error {
-                        continuation.resume(returning: .failure(box.hasExpired ? .timedOut : Self.map(error)))
-                    } else if let response {
-                        continuation.resume(returning: .success((data ?? Data(), response)))
-                    } else {
-                        continuation.resume(returning: .failure(.transport(.networkConnectionLost)))
-                    }
-                }
-                box.set(task)
+                transfer.await(continuation)
+                let task = session.dataTask(with: urlRequest)
+                transfers.register(transfer, for: task.taskIdentifier)
+                transfer.set(task)
                 task.resume()
             }
         } onCancel: {
-            box.cancel()
+            transfer.cancel()
         }
-        let (data, response) = try outcome.get()
-        guard let http = response as? HTTPURLResponse else { throw .transport(.badServerResponse) }
-        guard data.count <= maxResponseBytes else { throw .responseTooLarge(limit: maxResponseBytes) }
-        var headers = HTTPHeaders()
-        for (name, value) in http.allHeaderFields {
-            headers.add(name: String(describing: name), value: String(describing: value))
-        }
-        return HTTPResponse(status: http.statusCode, headers: headers, body: [UInt8](data))
+        return try outcome.get()
     }
 
     /// Foundation's own timeout: whole seconds past the deadline (never below one second,
@@ -104,7 +101,7 @@ public final class URLSessionHTTPClient: HTTPClient {
 
     /// Maps a URL loading error to a typed value by its `URLError` code: the
     /// localized text of the error never leaves the client.
-    private static func map(_ error: any Error) -> HTTPError {
+    fileprivate static func map(_ error: any Error) -> HTTPError {
         let nsError = error as NSError
         guard nsError.domain == NSURLErrorDomain else { return .transport(.other(code: nsError.code)) }
         switch nsError.code {
@@ -126,13 +123,25 @@ public final class URLSessionHTTPClient: HTTPClient {
     }
 }
 
-/// Holds the one task of a request so that cancelling the Swift task, or the deadline
-/// passing, cancels it (and only it), even when that happens before the task exists.
-private final class TaskBox: @unchecked Sendable {
+/// One exchange: its task, the body received so far, and the continuation its outcome
+/// resumes, once. Cancelling the Swift task, the deadline passing, or the body passing the
+/// limit cancels the URL task (and only it), even when that happens before the task exists.
+private final class Transfer: @unchecked Sendable {
     private let lock = NSLock()
+    private let limit: Int
     private var task: URLSessionTask?
+    private var continuation: CheckedContinuation<Result<HTTPResponse, HTTPError>, Never>?
+    private var body = Data()
     private var cancelled = false
     private var expired = false
+    private var tooLarge = false
+
+    init(limit: Int) { self.limit = limit }
+
+    func await(_ continuation: CheckedContinuation<Result<HTTPResponse, HTTPError>, Never>) {
+        lock.lock(); defer { lock.unlock() }
+        self.continuation = continuation
+    }
 
     func set(_ task: URLSessionTask) {
         lock.lock(); defer { lock.unlock() }
@@ -142,26 +151,97 @@ private final class TaskBox: @unchecked Sendable {
 
     func cancel() {
         lock.lock(); defer { lock.unlock() }
-        cancelled = true
-        task?.cancel()
+        cancelLocked()
     }
 
     /// The deadline passed: the task is cancelled, and its failure reads as a timeout.
     func expire() {
         lock.lock(); defer { lock.unlock() }
         expired = true
+        cancelLocked()
+    }
+
+    /// The response head arrived: a declared length over the limit ends the exchange now.
+    func receive(declaredLength: Int64) {
+        lock.lock(); defer { lock.unlock() }
+        if declaredLength > Int64(limit) { refuseLocked() }
+    }
+
+    /// A chunk of the body arrived: it is kept while the body stays within the limit.
+    func receive(_ data: Data) {
+        lock.lock(); defer { lock.unlock() }
+        guard !tooLarge else { return }
+        guard data.count <= limit - body.count else { return refuseLocked() }
+        body.append(data)
+    }
+
+    /// The task ended, with `error` or with `response`: the continuation resumes with
+    /// the outcome, the first time only.
+    func complete(response: URLResponse?, error: (any Error)?) {
+        lock.lock()
+        guard let continuation else { lock.unlock(); return }
+        self.continuation = nil
+        let outcome: Result<HTTPResponse, HTTPError>
+        if tooLarge {
+            outcome = .failure(.responseTooLarge(limit: limit))
+        } else if let error {
+            outcome = .failure(expired ? .timedOut : URLSessionHTTPClient.map(error))
+        } else if let http = response as? HTTPURLResponse {
+            var headers = HTTPHeaders()
+            for (name, value) in http.allHeaderFields {
+                headers.add(name: String(describing: name), value: String(describing: value))
+            }
+            outcome = .success(HTTPResponse(status: http.statusCode, headers: headers, body: [UInt8](body)))
+        } else {
+            outcome = .failure(.transport(response == nil ? .networkConnectionLost : .badServerResponse))
+        }
+        body = Data()
+        lock.unlock()
+        continuation.resume(returning: outcome)
+    }
+
+    private func refuseLocked() {
+        tooLarge = true
+        body = Data()
+        cancelLocked()
+    }
+
+    private func cancelLocked() {
         cancelled = true
         task?.cancel()
     }
-
-    /// Whether the deadline passed before the exchange ended.
-    var hasExpired: Bool {
-        lock.lock(); defer { lock.unlock() }
-        return expired
-    }
 }
 
-private final class NoRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+/// The session's delegate: it routes each task's events to its ``Transfer`` and follows
+/// no redirect, so that a driver sees every 3xx.
+private final class TransferDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var transfers: [Int: Transfer] = [:]
+
+    func register(_ transfer: Transfer, for taskIdentifier: Int) {
+        lock.lock(); defer { lock.unlock() }
+        transfers[taskIdentifier] = transfer
+    }
+
+    private func transfer(for task: URLSessionTask, removing: Bool = false) -> Transfer? {
+        lock.lock(); defer { lock.unlock() }
+        return removing ? transfers.removeValue(forKey: task.taskIdentifier) : transfers[task.taskIdentifier]
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        transfer(for: dataTask)?.receive(declaredLength: response.expectedContentLength)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer(for: dataTask)?.receive(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        transfer(for: task, removing: true)?.complete(response: task.response, error: error)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
         completionHandler(nil)

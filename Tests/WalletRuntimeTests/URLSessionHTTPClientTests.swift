@@ -18,6 +18,7 @@ private final class LoopbackServer: @unchecked Sendable {
     private let listener: Int32
     private let received = LockedBox<[UInt8]>([])
     private let release = DispatchSemaphore(value: 0)
+    private let streamed = LockedBox<Int>(0)
 
     init?() {
         #if canImport(Glibc)
@@ -49,8 +50,21 @@ private final class LoopbackServer: @unchecked Sendable {
 
     var request: String { String(decoding: received.withLock { $0 }, as: UTF8.self) }
 
+    /// What the server answers once it has read the request.
+    enum Answer {
+        /// These bytes, then the connection closes.
+        case whole(String)
+        /// Nothing, until ``releaseSilentConnection()``.
+        case silent
+        /// This head, then nothing until ``releaseSilentConnection()``.
+        case headThenSilent(String)
+        /// This head, then body bytes (in 64 KiB chunks of the chunked coding, or bare)
+        /// for as long as the client reads them.
+        case endless(String, chunked: Bool)
+    }
+
     /// Serves one connection on a background thread.
-    func serveOnce(response: String?) {
+    func serveOnce(answer: Answer) {
         let thread = Thread { [self] in
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
@@ -72,15 +86,42 @@ private final class LoopbackServer: @unchecked Sendable {
                 }
             }
             received.withLock { $0 = data }
-            if let response {
+            switch answer {
+            case .whole(let response):
                 let bytes = Array(response.utf8)
                 _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, bytes.count) }
-            } else {
+            case .silent:
                 release.wait()
+            case .headThenSilent(let head):
+                let bytes = Array(head.utf8)
+                _ = bytes.withUnsafeBytes { write(client, $0.baseAddress, bytes.count) }
+                release.wait()
+            case .endless(let head, let chunked):
+                // The head, then 64 KiB chunks until the client hangs up (or 1 GiB, so
+                // that a client that never does cannot keep this thread forever).
+                var sent = 0
+                let headBytes = Array(head.utf8)
+                _ = headBytes.withUnsafeBytes { send(client, $0.baseAddress, headBytes.count, Int32(MSG_NOSIGNAL)) }
+                let chunk = (chunked ? Array("10000\r\n".utf8) : []) + [UInt8](repeating: 0x78, count: 65_536)
+                    + (chunked ? Array("\r\n".utf8) : [])
+                while sent < 1 << 30 {
+                    let count = chunk.withUnsafeBytes { send(client, $0.baseAddress, chunk.count, Int32(MSG_NOSIGNAL)) }
+                    if count <= 0 { break }
+                    sent += count
+                }
+                streamed.withLock { $0 = sent }
             }
         }
         thread.start()
     }
+
+    /// Serves one connection on a background thread with the given answer.
+    func serveOnce(response: String?) {
+        serveOnce(answer: response.map { .whole($0) } ?? .silent)
+    }
+
+    /// The body bytes an `.endless` answer wrote before the client hung up.
+    var streamedBytes: Int { streamed.withLock { $0 } }
 }
 
 @Suite("URLSessionHTTPClient over loopback")
@@ -139,6 +180,47 @@ struct URLSessionHTTPClientTests {
         await #expect(throws: HTTPError.responseTooLarge(limit: 1024)) {
             _ = try await client.send(HTTPRequest(url: url))
         }
+    }
+
+    // Neither server ever ends its answer, and the timeout is far beyond any machine's
+    // delay, so only the size limit can end these exchanges: a client that checked the
+    // limit once the body was in would fail with timedOut, after buffering all of it.
+    @Test("a declared Content-Length over the limit ends the exchange when the head arrives", .timeLimit(.minutes(15)))
+    func declaredLengthOverLimit() async throws {
+        let server = try #require(LoopbackServer())
+        server.serveOnce(answer: .headThenSilent("HTTP/1.1 200 OK\r\nContent-Length: 100000000\r\n\r\n"))
+        defer { server.releaseSilentConnection() }
+        let client = URLSessionHTTPClient(maxResponseBytes: 1024, allowInsecureHTTP: true)
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/declared"))
+        await #expect(throws: HTTPError.responseTooLarge(limit: 1024)) {
+            _ = try await client.send(HTTPRequest(url: url, timeout: .seconds(600)))
+        }
+    }
+
+    @Test("an endless body, close-delimited or chunked, ends the exchange once it passes the limit", .timeLimit(.minutes(15)))
+    func endlessBodyOverLimit() async throws {
+        for chunked in [false, true] {
+            let head = chunked ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                               : "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"
+            let server = try #require(LoopbackServer())
+            server.serveOnce(answer: .endless(head, chunked: chunked))
+            let client = URLSessionHTTPClient(maxResponseBytes: 1 << 20, allowInsecureHTTP: true)
+            let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/endless"))
+            await #expect(throws: HTTPError.responseTooLarge(limit: 1 << 20), "\(head)") {
+                _ = try await client.send(HTTPRequest(url: url, timeout: .seconds(600)))
+            }
+        }
+    }
+
+    @Test("a body exactly at the limit is accepted whole")
+    func bodyAtLimit() async throws {
+        let server = try #require(LoopbackServer())
+        let body = String(repeating: "y", count: 1024)
+        server.serveOnce(response: "HTTP/1.1 200 OK\r\nContent-Length: 1024\r\nConnection: close\r\n\r\n\(body)")
+        let client = URLSessionHTTPClient(maxResponseBytes: 1024, allowInsecureHTTP: true)
+        let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/exact"))
+        let response = try await client.send(HTTPRequest(url: url))
+        #expect(response.body == Array(body.utf8))
     }
 
     @Test("allowed plain http reaches loopback hosts only")
