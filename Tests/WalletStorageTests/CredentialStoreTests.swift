@@ -184,6 +184,43 @@ struct CredentialStoreTests {
         #expect(try await store.purgeSpentKeys() == 0)
     }
 
+    @Test("a deletion whose keys the secure area fails to delete still stands; the keys wait for purgeSpentKeys")
+    func deleteWithFailingKeyDeletion() async throws {
+        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let deletes = DeleteSwitch()
+        let area = ForwardingSecureArea(inner: inner, name: "failing deletes", deleteKey: { alias throws(StorageError) in
+            guard await deletes.works else { throw .keyInvalidated(alias: alias) }
+            try await inner.deleteKey(alias: alias)
+        })
+        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
+        try await store.save(try await issue("pid", count: 2, use: .rotate, area: inner))
+        await deletes.set(false)
+        try await store.delete(id: "pid")
+        #expect(try await store.credential(id: "pid") == nil)
+        #expect(try await inner.listKeys().map(\.alias).sorted() == ["pid-0", "pid-1"])
+        await #expect(throws: StorageError.credentialNotFound(id: "pid")) { try await store.delete(id: "pid") }
+        await deletes.set(true)
+        #expect(try await store.purgeSpentKeys() == 2)
+        #expect(try await inner.listKeys().isEmpty)
+    }
+
+    @Test("an instance whose recorded use count cannot grow is a corrupt record, not a trap")
+    func useCountAtMaximum() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("altered.sqlite")
+        let area = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let store = try CredentialStore(location: .file(url), secureArea: area, wrapping: try EphemeralWrappingProvider())
+        try await store.save(try await issue("rot", count: 1, use: .rotate, area: area))
+        let connection = try SQLiteConnection(location: .file(url))
+        try connection.run("UPDATE credential_instances SET use_count = ? WHERE credential_id = 'rot'", [.integer(Int64.max)])
+        connection.close()
+        await #expect(throws: StorageError.corruptRecord(table: "credential_instances", key: "rot")) {
+            _ = try await store.consumeInstance(of: "rot")
+        }
+        #expect(try #require(try await store.credential(id: "rot")).instances.map(\.useCount) == [Int.max])
+    }
+
     @Test("a rotate credential keeps serving, least used first")
     func rotate() async throws {
         let (store, area) = try makeStore()

@@ -304,6 +304,11 @@ public actor CredentialStore {
     // MARK: Delete
 
     /// Deletes the credential `id` and then the keys of all its instances from the secure area.
+    ///
+    /// Throws only when the record is not deleted (``StorageError/credentialNotFound(id:)``
+    /// or a database failure). Once the deletion is committed, a key the secure area fails
+    /// to delete stays queued for ``purgeSpentKeys()``: the caller is not told that a
+    /// credential it deleted is still there.
     public func delete(id: String) async throws(StorageError) {
         let aliases = try connection.transaction { () throws(StorageError) -> [String] in
             let aliases = try connection.query(
@@ -317,7 +322,7 @@ public actor CredentialStore {
             }
             return aliases
         }
-        try await deleteKeys(aliases)
+        try? await deleteKeys(aliases)
     }
 
     /// Deletes keys from the secure area, forgetting each pending deletion once done. A
@@ -386,6 +391,8 @@ public actor CredentialStore {
                 [.text(id)])
             guard let candidate = candidates.first else { throw .noInstancesLeft(credentialId: id) }
             let chosen = try Self.decodeInstance(candidate)
+            // Only an altered database holds a count that cannot grow.
+            guard chosen.useCount < Int.max else { throw .corruptRecord(table: "credential_instances", key: id) }
             try connection.run(
                 "UPDATE credential_instances SET use_count = use_count + 1, last_used_at = ? WHERE credential_id = ? AND idx = ?",
                 [.real(now.timeIntervalSince1970), .text(id), .integer(Int64(chosen.index))])
