@@ -39,7 +39,8 @@ public final class Wallet: Sendable {
     /// The record of every exchange.
     public let transactionLog: WalletTransactionLog
     /// An engagement configuration with the reader anchors of the trust configuration
-    /// (readers' requests are authenticated against them); pass it to
+    /// (readers' requests are authenticated against them) and the proximity
+    /// configuration's ``ProximityConfig/requireReaderAuthentication``; pass it to
     /// `proximity.createEngagement`, changed as needed.
     public let engagementConfig: EngagementConfig
     /// What opening the storage repaired.
@@ -97,7 +98,8 @@ public final class Wallet: Sendable {
         let carrier = config.proximity.resolved
         proximity = MdocEngagementManager(connector: carrier.connector, nfcSettings: carrier.nfcSettings, clock: config.clock,
                                           executor: config.proximity.executor)
-        engagementConfig = EngagementConfig(readerTrustAnchors: readerAnchors.isEmpty ? nil : readerAnchors)
+        engagementConfig = EngagementConfig(readerTrustAnchors: readerAnchors.isEmpty ? nil : readerAnchors,
+                                            requireReaderAuthentication: config.proximity.requireReaderAuthentication)
         proximityRecorder = ProximityRecorder(hub: proximity.eventHub, disclosures: proximityDisclosures, recorder: recorder,
                                               monitor: monitor, readerAnchorsConfigured: !readerAnchors.isEmpty)
         await monitor.refresh()

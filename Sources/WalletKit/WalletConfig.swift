@@ -129,14 +129,22 @@ public struct ProximityConfig: Sendable {
     /// The executor the proximity manager's tasks prefer (``ProximityExecutor/shared`` keeps
     /// a session on one thread; see docs/proximity.md). Nil: the cooperative pool.
     public var executor: (any TaskExecutor)?
+    /// Whether readers must authenticate: every document request must carry reader
+    /// authentication that verifies under ``TrustConfig/readerAnchorsDer``, or the session
+    /// ends before the user sees the request (``Wallet/engagementConfig`` carries it;
+    /// see ``EngagementConfig/requireReaderAuthentication``). False by default, as
+    /// ISO/IEC 18013-5 makes reader authentication optional.
+    public var requireReaderAuthentication: Bool
 
     /// Settings: `connector` for QR, reverse and NFC-handover engagements (none by
-    /// default), `nfcSettings` for NFC, and the `executor` the sessions' tasks prefer.
+    /// default), `nfcSettings` for NFC, the `executor` the sessions' tasks prefer, and
+    /// whether readers must authenticate.
     public init(connector: (any MdocTransportConnector)? = nil, nfcSettings: NFCEngagementSettings? = nil,
-                executor: (any TaskExecutor)? = nil) {
+                executor: (any TaskExecutor)? = nil, requireReaderAuthentication: Bool = false) {
         self.connector = connector
         self.nfcSettings = nfcSettings
         self.executor = executor
+        self.requireReaderAuthentication = requireReaderAuthentication
     }
 
     /// The connector and NFC settings the engagement manager is built with.

@@ -51,4 +51,89 @@ struct SessionCoreTests {
             _ = try encryption.open(SessionData(status: SessionData.Status(rawValue: status)))
         }
     }
+
+    // MARK: Reader authentication
+
+    /// A reader root and a reader authentication certificate under it, and the reader's key.
+    static func readerPKI() throws -> (root: X509Certificate, key: ReaderAuthenticationKey) {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let rootKey = try ECPrivateKey.generate(curve: .p256)
+        let root = try CertificateBuilder.certificateAuthority(
+            subject: DistinguishedName([(.commonName, "Session Core Reader Root")]),
+            notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(86_400)).selfSigned(with: .ec(rootKey))
+        let key = try ECPrivateKey.generate(curve: .p256)
+        let leaf = try CertificateBuilder.mdocReaderAuthentication(
+            subject: DistinguishedName([(.commonName, "Session Core Reader")]), subjectPublicKeyInfoDER: try key.publicKey.spkiDER,
+            notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(86_400)).signed(by: root, key: .ec(rootKey))
+        return (root, ReaderAuthenticationKey(signer: SoftwareSigner(key), certificateChain: [leaf]))
+    }
+
+    /// The holder core's state after the reader's first request, whose document requests
+    /// are signed by `signers` in order (nil: that one carries no readerAuth).
+    static func receive(signedBy signers: [ReaderAuthenticationKey?], anchors: [X509Certificate]?,
+                        require: Bool) async throws -> (HolderSessionCore, [HolderSessionCore.Effect]) {
+        let eDeviceKey = try ECPrivateKey.generate(curve: .p256)
+        let engagement = DeviceEngagement(security: EngagementSecurity(eDeviceKey: eDeviceKey.publicKey))
+        var holder = HolderSessionCore(eDeviceKey: eDeviceKey, deviceEngagement: engagement, handover: .qr,
+                                       readerTrustAnchors: anchors, requireReaderAuthentication: require,
+                                       messageTimeout: .seconds(30), providerTimeout: .seconds(30))
+        _ = holder.start()
+        var reader = try ReaderSessionCore(eReaderKey: try ECPrivateKey.generate(curve: .p256), deviceEngagement: engagement, handover: .qr)
+        var docRequests: [DocRequest] = []
+        for signer in signers {
+            if let signer {
+                docRequests.append(try await DocRequest(itemsRequest: SessionFixtures.request(), readerKey: signer,
+                                                        sessionTranscript: reader.sessionTranscript))
+            } else {
+                docRequests.append(DocRequest(itemsRequest: SessionFixtures.request()))
+            }
+        }
+        let first = try reader.send(DeviceRequest(docRequests: docRequests))
+        let effects = try holder.handle(.received(first, at: Date(timeIntervalSince1970: 1_800_000_000)))
+        return (holder, effects)
+    }
+
+    @Test("required reader authentication: a document request without readerAuth ends the session before consent, status 11")
+    func requiredReaderAuthenticationMissing() async throws {
+        let pki = try Self.readerPKI()
+        for signers in [[nil], [pki.key, nil], [nil, pki.key]] as [[ReaderAuthenticationKey?]] {
+            let (holder, effects) = try await Self.receive(signedBy: signers, anchors: [pki.root], require: true)
+            #expect(holder.phase == .ended)
+            #expect(holder.ending == .failed(.readerAuthenticationFailed(.readerAuthenticationMissing)))
+            #expect(effects.contains(.send(SessionData(status: .cborDecodingError).encodedBytes)))
+            #expect(!effects.contains { if case .publish(.documentsSelectionProcessStart) = $0 { true } else { false } })
+        }
+    }
+
+    @Test("required reader authentication: every document request signed under the anchors reaches consent")
+    func requiredReaderAuthenticationPresent() async throws {
+        let pki = try Self.readerPKI()
+        let (holder, _) = try await Self.receive(signedBy: [pki.key, pki.key], anchors: [pki.root], require: true)
+        #expect(holder.phase == .awaitingConsent)
+    }
+
+    @Test("required reader authentication without anchors: no reader verifies, so even a signed request ends the session")
+    func requiredReaderAuthenticationWithoutAnchors() async throws {
+        let pki = try Self.readerPKI()
+        for anchors in [nil, []] as [[X509Certificate]?] {
+            let (holder, _) = try await Self.receive(signedBy: [pki.key], anchors: anchors, require: true)
+            #expect(holder.phase == .ended)
+            guard case .failed(.readerAuthenticationFailed(.untrustedReader)) = holder.ending else {
+                Issue.record("ended \(String(describing: holder.ending))"); continue
+            }
+        }
+    }
+
+    @Test("optional reader authentication (the default): an unsigned request reaches consent, a signed one must verify")
+    func optionalReaderAuthentication() async throws {
+        let pki = try Self.readerPKI()
+        let stranger = try Self.readerPKI()
+        #expect(try await Self.receive(signedBy: [nil], anchors: [pki.root], require: false).0.phase == .awaitingConsent)
+        #expect(try await Self.receive(signedBy: [pki.key], anchors: nil, require: false).0.phase == .awaitingConsent)
+        let (holder, _) = try await Self.receive(signedBy: [nil, stranger.key], anchors: [pki.root], require: false)
+        #expect(holder.phase == .ended)
+        guard case .failed(.readerAuthenticationFailed(.untrustedReader)) = holder.ending else {
+            Issue.record("ended \(String(describing: holder.ending))"); return
+        }
+    }
 }

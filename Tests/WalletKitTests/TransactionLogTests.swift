@@ -255,6 +255,34 @@ struct TransactionLogTests {
         await wallet.proximity.closeAll()
     }
 
+    @Test("a wallet that requires reader authentication ends an anonymous reader's session before consent, and serves a trusted one")
+    func requiredReaderAuthentication() async throws {
+        let parties = try Parties.make()
+        let reader = try TestReader.make()
+        let wallet = try await Wallet(config: parties.config(
+            proximity: ProximityConfig(connector: reader.holderConnector, requireReaderAuthentication: true),
+            extraReaderAnchorsDer: [reader.root.derEncoded]))
+        #expect(wallet.engagementConfig.requireReaderAuthentication)
+        let id = try await parties.issueMdl(into: wallet)
+        let recorded = wallet.transactionLog.recorded
+        let asked = LockedBox(0)
+        await #expect(throws: ProximityError.self) {
+            _ = try await reader.present(from: wallet, releasing: [], issuerAnchors: [parties.issuer.trustAnchors.iaca],
+                                         authenticate: false, providerCalled: { asked.withLock { $0 += 1 } })
+        }
+        let entry = try #require(await recorded.first { $0.kind == .proximityPresentation })
+        #expect(entry.outcome == .failed(reason: "readerAuthenticationFailed"))
+        #expect(entry.credentials.isEmpty)
+        #expect(asked.withLock { $0 } == 0)
+        #expect(try await wallet.credentials.remainingInstances(of: id) == 3)
+        await wallet.proximity.closeAll()
+
+        let released: Set<ReleasedElement> = [ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "family_name")]
+        let verified = try await reader.present(from: wallet, releasing: released, issuerAnchors: [parties.issuer.trustAnchors.iaca])
+        #expect(verified.documents.first?.value(nameSpace: Parties.nameSpace, identifier: "family_name") == .textString("Mustermann"))
+        await wallet.proximity.closeAll()
+    }
+
     @Test("entries are queried by kind and credential, and deleted one by one or by filter")
     func queryAndDelete() async throws {
         let parties = try Parties.make()
@@ -314,7 +342,7 @@ struct TestReader {
     /// authentication, and lets the wallet's user release `releasing` (nil: decline);
     /// `providerCalled` runs where the SDK asks the wallet's provider for credentials.
     func present(from wallet: Wallet, releasing: Set<ReleasedElement>?, issuerAnchors: [X509Certificate],
-                 providerCalled: (@Sendable () -> Void)? = nil) async throws -> VerifiedResponse {
+                 authenticate: Bool = true, providerCalled: (@Sendable () -> Void)? = nil) async throws -> VerifiedResponse {
         let engagement = try await wallet.proximity.createEngagement(.qr, config: wallet.engagementConfig)
         let holder = Task {
             for await state in wallet.proximity.eventHub.sessionState {
@@ -342,7 +370,8 @@ struct TestReader {
         try await reader.engage(qrCodeUri: engagement.qrCodeUri ?? "")
         let items = ItemsRequest(docType: Parties.mDLType, nameSpaces: [NameSpaced(Parties.nameSpace, [
             RequestedElement("family_name", false), RequestedElement("age_over_18", false), RequestedElement("portrait", false)])])
-        let verified = try await reader.request([items], readerKey: ReaderAuthenticationKey(signer: SoftwareSigner(key), certificateChain: [certificate]))
+        let verified = try await reader.request(
+            [items], readerKey: authenticate ? ReaderAuthenticationKey(signer: SoftwareSigner(key), certificateChain: [certificate]) : nil)
         await reader.end()
         await holder.value
         return verified

@@ -18,17 +18,27 @@ public struct EngagementConfig: Sendable {
     /// Reader roots: when set, reader authentication in requests is verified against
     /// them, and a request whose authentication fails ends the session (status 11).
     public var readerTrustAnchors: [WalletCrypto.X509Certificate]?
+    /// Whether every document request must carry reader authentication that verifies
+    /// under ``readerTrustAnchors``. ISO/IEC 18013-5 §9.1.4 leaves reader authentication
+    /// optional, so by default (false) a request without it reaches the user with no
+    /// reader identity. When true, such a request ends the session before the user sees
+    /// it (``ProximityError/readerAuthenticationFailed(_:)`` with
+    /// ``MdocError/readerAuthenticationMissing``, status 11); without anchors no reader
+    /// can verify, so every request ends the session.
+    public var requireReaderAuthentication: Bool
 
     /// Creates a configuration.
     public init(engagementTimeout: Duration? = nil, messageTimeout: Duration = .seconds(30),
                 providerTimeout: Duration = .seconds(120), connectTimeout: Duration = .seconds(15),
-                readerEngagementUri: String? = nil, readerTrustAnchors: [WalletCrypto.X509Certificate]? = nil) {
+                readerEngagementUri: String? = nil, readerTrustAnchors: [WalletCrypto.X509Certificate]? = nil,
+                requireReaderAuthentication: Bool = false) {
         self.engagementTimeout = engagementTimeout
         self.messageTimeout = messageTimeout
         self.providerTimeout = providerTimeout
         self.connectTimeout = connectTimeout
         self.readerEngagementUri = readerEngagementUri
         self.readerTrustAnchors = readerTrustAnchors
+        self.requireReaderAuthentication = requireReaderAuthentication
     }
 
     /// Returns a copy with `readerEngagementUri` set (the scan-then-engage flow).

@@ -548,6 +548,7 @@ public actor MdocEngagementManager {
             handover: entries[id]?.handover ?? entry.handover,
             expectedReaderKey: entry.readerEngagement?.security.eDeviceKeyEncoded,
             readerTrustAnchors: entry.config.readerTrustAnchors,
+            requireReaderAuthentication: entry.config.requireReaderAuthentication,
             messageTimeout: entry.config.messageTimeout, providerTimeout: entry.config.providerTimeout)
         let transfer = TransferManager(engagementId: id, transport: transport, hub: eventHub, clock: clock, core: core,
                                        providerTimeout: entry.config.providerTimeout, executor: executor)

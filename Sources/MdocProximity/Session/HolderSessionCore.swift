@@ -101,6 +101,7 @@ public struct HolderSessionCore: Sendable {
     private let handover: Handover
     private let expectedReaderKey: [UInt8]?
     private let readerTrustAnchors: [X509Certificate]?
+    private let requireReaderAuthentication: Bool
     private let messageTimeout: Duration
     private let providerTimeout: Duration
     private var encryption: SessionEncryption?
@@ -110,15 +111,18 @@ public struct HolderSessionCore: Sendable {
     /// A session for the engagement `deviceEngagement` (whose ephemeral key is
     /// `eDeviceKey`) set up by `handover`. In reverse engagement, `expectedReaderKey` is
     /// the COSE_Key bytes of the scanned ReaderEngagement: a SessionEstablishment with
-    /// another key is refused.
+    /// another key is refused. With `readerTrustAnchors`, every readerAuth a request
+    /// carries is verified under them; with `requireReaderAuthentication`, every document
+    /// request must carry one that verifies (see ``EngagementConfig``).
     public init(eDeviceKey: ECPrivateKey, deviceEngagement: DeviceEngagement, handover: Handover,
                 expectedReaderKey: [UInt8]? = nil, readerTrustAnchors: [X509Certificate]? = nil,
-                messageTimeout: Duration, providerTimeout: Duration) {
+                requireReaderAuthentication: Bool = false, messageTimeout: Duration, providerTimeout: Duration) {
         self.eDeviceKey = eDeviceKey
         self.deviceEngagement = deviceEngagement
         self.handover = handover
         self.expectedReaderKey = expectedReaderKey
         self.readerTrustAnchors = readerTrustAnchors
+        self.requireReaderAuthentication = requireReaderAuthentication
         self.messageTimeout = messageTimeout
         self.providerTimeout = providerTimeout
     }
@@ -231,10 +235,11 @@ public struct HolderSessionCore: Sendable {
         do { request = try DeviceRequest(encoded: plaintext) } catch {
             return fail(.invalidMessage(.deviceRequest(error)), status: .cborDecodingError)
         }
-        if let anchors = readerTrustAnchors, let transcript = sessionTranscript {
-            for docRequest in request.docRequests where docRequest.readerAuth != nil {
+        if readerTrustAnchors != nil || requireReaderAuthentication, let transcript = sessionTranscript {
+            for docRequest in request.docRequests where docRequest.readerAuth != nil || requireReaderAuthentication {
                 do {
-                    _ = try docRequest.verifyReaderAuthentication(sessionTranscript: transcript, trustAnchors: anchors, at: time)
+                    _ = try docRequest.verifyReaderAuthentication(sessionTranscript: transcript,
+                                                                  trustAnchors: readerTrustAnchors ?? [], at: time)
                 } catch {
                     return fail(.readerAuthenticationFailed(error), status: .cborDecodingError)
                 }
