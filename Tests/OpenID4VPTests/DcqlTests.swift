@@ -348,6 +348,33 @@ struct DcqlTests {
         }
         #expect(try DcqlQuery(json: query([credential("a")], sets: #", "credential_sets": [{"options": [\#(ids(64, "a"))]}]"#))
             .credentialSets?[0].options[0].count == 64)
+        // Every list of values is at most 64 long: each value is looked up against the store.
+        func strings(_ count: Int) -> String { "[" + (0..<count).map { #""v\#($0)""# }.joined(separator: ",") + "]" }
+        func meta(_ members: String, extra: String = "") -> String {
+            query([#"{"id": "m", "format": "dc+sd-jwt", "meta": {\#(members)}\#(extra)}"#])
+        }
+        #expect(try DcqlQuery(json: meta(#""vct_values": \#(strings(64))"#)).credentials[0].meta.vctValues?.count == 64)
+        #expect(throws: DcqlError.tooMany("vct_values", limit: 64)) { try DcqlQuery(json: meta(#""vct_values": \#(strings(65))"#)) }
+        let types = "[" + Array(repeating: strings(1), count: 65).joined(separator: ",") + "]"
+        #expect(throws: DcqlError.tooMany("type_values", limit: 64)) {
+            try DcqlQuery(json: meta(#""vct_values": ["v"], "type_values": \#(types)"#))
+        }
+        #expect(throws: DcqlError.tooMany("type_values entries", limit: 64)) {
+            try DcqlQuery(json: meta(#""vct_values": ["v"], "type_values": [\#(strings(65))]"#))
+        }
+        let authority = #"{"type": "aki", "values": \#(strings(1))}"#
+        #expect(throws: DcqlError.tooMany("trusted_authorities", limit: 64)) {
+            try DcqlQuery(json: meta(#""vct_values": ["v"]"#,
+                                     extra: #", "trusted_authorities": [\#(Array(repeating: authority, count: 65).joined(separator: ","))]"#))
+        }
+        #expect(throws: DcqlError.tooMany("trusted_authorities values", limit: 64)) {
+            try DcqlQuery(json: meta(#""vct_values": ["v"]"#, extra: #", "trusted_authorities": [{"type": "aki", "values": \#(strings(65))}]"#))
+        }
+        #expect(try DcqlQuery(json: meta(#""vct_values": ["v"]"#, extra: #", "claims": [{"path": ["a"], "values": \#(strings(64))}]"#))
+            .credentials[0].claims?[0].values?.count == 64)
+        #expect(throws: DcqlError.tooMany("values", limit: 64)) {
+            try DcqlQuery(json: meta(#""vct_values": ["v"]"#, extra: #", "claims": [{"path": ["a"], "values": \#(strings(65))}]"#))
+        }
         let sets = Array(repeating: #"{"options": [["a"]]}"#, count: 65).joined(separator: ",")
         #expect(throws: DcqlError.tooMany("credential_sets", limit: 64)) {
             try DcqlQuery(json: query([credential("a")], sets: #", "credential_sets": [\#(sets)]"#))

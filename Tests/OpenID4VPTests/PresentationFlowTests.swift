@@ -63,6 +63,35 @@ struct PresentationFlowTests {
         #expect(flow.state.isTerminal)
     }
 
+    @Test("many filters (past the one-by-one limit) load the same credentials, in the same order, as one lookup per filter")
+    func manyFilters() async throws {
+        let wallet = try await TestWallet.make()
+        try await wallet.addSdJwt(id: "b", vct: "https://types.example/b")
+        try await wallet.addMdl(id: "m")
+        try await wallet.addSdJwt(id: "a", vct: "https://types.example/a")
+        try await wallet.addSdJwt(id: "b2", vct: "https://types.example/b")
+        try await wallet.addSdJwt(id: "z", vct: "https://types.example/z")
+        let environment = PresentationEnvironment(store: wallet.store, http: URLSessionHTTPClient(), clock: ManualClock(testNow), unlock: nil)
+        let vcts = (0..<20).map { "https://types.example/unknown-\($0)" } + ["https://types.example/a", "https://types.example/b"]
+        let query = try DcqlQuery(json: """
+            {"credentials": [{"id": "s", "format": "dc+sd-jwt", "meta": {"vct_values": [\(vcts.map { "\"\($0)\"" }.joined(separator: ","))]}},
+                             {"id": "d", "format": "mso_mdoc", "meta": {"doctype_value": "\(TestWallet.mDL)"}},
+                             {"id": "again", "format": "dc+sd-jwt", "meta": {"vct_values": ["https://types.example/b"]}}]}
+            """)
+        let filters = PresentationFlow.filters(for: query)
+        #expect(filters.count == 23)
+        #expect(filters.count > PresentationEnvironment.filtersPerScan)
+        let grouped = try await environment.credentials(matching: filters).map(\.id)
+        var oneByOne: [String] = []
+        for filter in filters {
+            for credential in try await wallet.store.list(filter) where !oneByOne.contains(credential.id) { oneByOne.append(credential.id) }
+        }
+        #expect(grouped == ["a", "b", "b2", "m"])
+        #expect(grouped == oneByOne)
+        let few = try await environment.credentials(matching: Array(filters.suffix(3))).map(\.id)
+        #expect(few == ["a", "b", "b2", "m"])
+    }
+
     @Test("the fuzzing probe drives the core to the end: a valid unsigned request resolves and is declined; bad ones fail typed")
     func requestProbe() throws {
         let payload = RemotePresentationTests.payload(clientId: "redirect_uri:" + RemotePresentationTests.responseUri,

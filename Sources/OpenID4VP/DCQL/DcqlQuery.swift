@@ -19,6 +19,10 @@ public struct DcqlQuery: Sendable, Hashable {
     public static let maximumClaimsQueries = 256
     /// The most options (or claim sets) one set may list.
     public static let maximumOptions = 64
+    /// The most entries one list of values may carry: `vct_values`, `type_values`,
+    /// `trusted_authorities` and each one's `values`, a claim's `values`. The wallet
+    /// looks each one up against its stored credentials.
+    public static let maximumValues = 64
 
     /// A query from its parts (checked as parsing checks them).
     public init(credentials: [CredentialQuery], credentialSets: [CredentialSetQuery]? = nil) throws(DcqlError) {
@@ -150,6 +154,9 @@ public struct CredentialQuery: Sendable, Hashable {
         var authorities: [TrustedAuthoritiesQuery]?
         if let objects = parts.authorities {
             guard !objects.isEmpty else { throw .emptyArray("trusted_authorities") }
+            guard objects.count <= DcqlQuery.maximumValues else {
+                throw .tooMany("trusted_authorities", limit: DcqlQuery.maximumValues)
+            }
             var entries: [TrustedAuthoritiesQuery] = []
             for object in objects { entries.append(try TrustedAuthoritiesQuery(json: object)) }
             authorities = entries
@@ -267,11 +274,18 @@ public struct CredentialQueryMeta: Sendable, Hashable {
             (vct: try members.optionalStringArray("vct_values"), doctype: try members.optionalString("doctype_value"),
              types: try members.optionalArray("type_values"))
         }
+        if let vct = parts.vct, vct.count > DcqlQuery.maximumValues {
+            throw .tooMany("vct_values", limit: DcqlQuery.maximumValues)
+        }
         var typeValues: [[String]]?
         if let types = parts.types {
+            guard types.count <= DcqlQuery.maximumValues else { throw .tooMany("type_values", limit: DcqlQuery.maximumValues) }
             var sets: [[String]] = []
             for entry in types {
                 guard let strings = entry.stringArrayValue, !strings.isEmpty else { throw .invalidMeta(queryId: queryId) }
+                guard strings.count <= DcqlQuery.maximumValues else {
+                    throw .tooMany("type_values entries", limit: DcqlQuery.maximumValues)
+                }
                 sets.append(strings)
             }
             guard !sets.isEmpty else { throw .invalidMeta(queryId: queryId) }
@@ -319,6 +333,7 @@ public struct ClaimsQuery: Sendable, Hashable {
         let path: ClaimPath
         do { path = try ClaimPath(json: parts.path) } catch { throw .invalidClaimPath(queryId: queryId) }
         if let values = parts.values {
+            guard values.count <= DcqlQuery.maximumValues else { throw .tooMany("values", limit: DcqlQuery.maximumValues) }
             // §6.3: a non-empty array of strings, integers or booleans.
             guard !values.isEmpty, values.allSatisfy({ value in
                 switch value {
@@ -403,6 +418,9 @@ public struct TrustedAuthoritiesQuery: Sendable, Hashable {
             (type: try members.string("type"), values: try members.stringArray("values"))
         }
         guard !parts.values.isEmpty else { throw .emptyArray("values") }
+        guard parts.values.count <= DcqlQuery.maximumValues else {
+            throw .tooMany("trusted_authorities values", limit: DcqlQuery.maximumValues)
+        }
         self.init(type: parts.type, values: parts.values)
     }
 

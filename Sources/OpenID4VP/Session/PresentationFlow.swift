@@ -249,6 +249,7 @@ package struct PresentationFlow: Sendable {
     /// format and type it names.
     static func filters(for query: DcqlQuery) -> [CredentialFilter] {
         var filters: [CredentialFilter] = []
+        var seen = Set<CredentialFilter>()
         for credential in query.credentials {
             let candidates: [CredentialFilter]
             switch credential.format {
@@ -259,7 +260,7 @@ package struct PresentationFlow: Sendable {
             default:
                 candidates = []
             }
-            for filter in candidates where !filters.contains(filter) { filters.append(filter) }
+            for filter in candidates where seen.insert(filter).inserted { filters.append(filter) }
         }
         return filters
     }

@@ -154,9 +154,26 @@ struct PresentationEnvironment: Sendable {
     let unlock: (@Sendable (CredentialId) async -> (any KeyUnlockData)?)?
 
     /// The store's credentials for each filter, each credential once, in store order.
+    ///
+    /// Each filter is one scan of the credentials table; past
+    /// ``filtersPerScan`` filters (a query may name up to 64 types in each of 64
+    /// credential queries), one scan of the whole store is grouped instead, with the
+    /// same result.
     func credentials(matching filters: [CredentialFilter]) async throws(StorageError) -> [StoredCredential] {
         var seen = Set<CredentialId>()
         var credentials: [StoredCredential] = []
+        if filters.count > Self.filtersPerScan {
+            var byFilter: [CredentialFilter: [StoredCredential]] = [:]
+            for credential in try await store.list() {
+                byFilter[CredentialFilter(format: credential.format, type: credential.type), default: []].append(credential)
+            }
+            for filter in filters {
+                let matched = filter.issuer == nil ? byFilter[CredentialFilter(format: filter.format, type: filter.type)] ?? []
+                    : try await store.list(filter)
+                for credential in matched where seen.insert(credential.id).inserted { credentials.append(credential) }
+            }
+            return credentials
+        }
         for filter in filters {
             for credential in try await store.list(filter) where seen.insert(credential.id).inserted {
                 credentials.append(credential)
@@ -164,6 +181,9 @@ struct PresentationEnvironment: Sendable {
         }
         return credentials
     }
+
+    /// The most filters looked up one by one.
+    static let filtersPerScan = 8
 
     /// Consumes an instance of the job's credential (a one-time instance is spent here,
     /// whatever happens next) and presents it.
