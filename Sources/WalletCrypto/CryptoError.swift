@@ -43,6 +43,9 @@ public enum InvalidCertificateReason: Hashable, Sendable {
     case malformedExtension(oid: String?)
     /// An extension appears more than once (RFC 5280 §4.2).
     case duplicateExtension(oid: String)
+    /// More extensions than a certificate is read with (RFC 5280 sets no limit; real
+    /// certificates carry about ten).
+    case tooManyExtensions(limit: Int)
     /// A basicConstraints pathLenConstraint that is negative or out of range.
     case invalidPathLengthConstraint
     /// An entry of a Name (subject, issuer, a directoryName) that cannot be read.

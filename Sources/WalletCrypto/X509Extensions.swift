@@ -98,16 +98,21 @@ struct X509DecodedExtensions: Sendable, Hashable {
     var extensionOIDs: [String] = []
     var criticalExtensionOIDs: [String] = []
 
+    /// The most extensions a certificate is read with.
+    static let maximumCount = 256
+
     /// Decodes the extensions of `x509`; a duplicated or undecodable known extension
-    /// is an error (RFC 5280 forbids duplicates).
+    /// is an error (RFC 5280 forbids duplicates), and so are more than ``maximumCount``.
     init(x509: OpaquePointer) throws(CryptoError) {
         let count = X509_get_ext_count(x509)
+        guard count <= Self.maximumCount else { throw .invalidCertificate(.tooManyExtensions(limit: Self.maximumCount)) }
+        var seen = Set<String>()
         for index in 0..<max(count, 0) {
             guard let ext = X509_get_ext(x509, index), let object = X509_EXTENSION_get_object(ext) else {
                 throw .invalidCertificate(.malformedExtension(oid: nil))
             }
             let oid = try x509ObjectIdentifier(object)
-            if extensionOIDs.contains(oid) {
+            guard seen.insert(oid).inserted else {
                 throw .invalidCertificate(.duplicateExtension(oid: oid))
             }
             extensionOIDs.append(oid)

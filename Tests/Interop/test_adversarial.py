@@ -493,6 +493,13 @@ x5c_case("certificate", "intermediate without the CA flag", "SDJWTError.untruste
          chain_extra=(not_ca,))
 x5c_case("certificate", "leaf with an unknown critical extension", "SDJWTError.untrustedIssuer.unhandledCriticalExtension",
          extra=[(x509.UnrecognizedExtension(ObjectIdentifier("1.3.6.1.4.1.55555.1"), b"\x05\x00"), True)])
+# Extensions are read up to 256 (checking each against all the others once made a 20,000-extension
+# leaf cost seconds before any signature was checked); pyca builds both leaves, signed.
+many = lambda count: [(x509.UnrecognizedExtension(ObjectIdentifier(f"1.3.6.1.4.1.55555.2.{n}"), b"\x05\x00"), False)
+                      for n in range(count)]
+x5c_case("control", "x5c leaf with 200 extra non-critical extensions", None, extra=many(200))
+x5c_case("certificate", "x5c leaf with 300 extra non-critical extensions", "SDJWTError.untrustedIssuer.malformedCertificate",
+         extra=many(300))
 key, chain = x5c_issuer()
 sdjwt("certificate", "x5c entry is not base64", presentation(key=key, header={"x5c": ["%%%"]}), "SDJWTError.untrustedIssuer.malformedCertificate",
       anchor=ANCHOR)

@@ -137,6 +137,52 @@ struct X509ParsingTests {
         #expect(throws: CryptoError.invalidCertificate(.unsupportedVersion(reported))) { try X509Certificate(derEncoded: der) }
     }
 
+    /// DER of a certificate (signature not valid, which parsing does not check) whose
+    /// extensions are the non-critical, empty `1.3.6.1.4.1.99999.<n>` for each `n` given.
+    static func certificate(extensionArcs arcs: [Int]) throws -> [UInt8] {
+        func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+            let count = content.count
+            let length: [UInt8] = count < 0x80 ? [UInt8(count)]
+                : count < 0x100 ? [0x81, UInt8(count)]
+                : count < 0x10000 ? [0x82, UInt8(count >> 8), UInt8(count & 0xff)]
+                : [0x83, UInt8(count >> 16), UInt8((count >> 8) & 0xff), UInt8(count & 0xff)]
+            return [tag] + length + content
+        }
+        func arc(_ value: Int) -> [UInt8] {
+            var bytes = [UInt8(value & 0x7f)]
+            var rest = value >> 7
+            while rest > 0 { bytes.insert(UInt8(rest & 0x7f) | 0x80, at: 0); rest >>= 7 }
+            return bytes
+        }
+        let ecdsaSHA256 = tlv(0x30, tlv(0x06, [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02]))
+        let name = tlv(0x30, tlv(0x31, tlv(0x30, tlv(0x06, [0x55, 0x04, 0x03]) + tlv(0x0c, Array("Many".utf8)))))
+        let validity = tlv(0x30, tlv(0x17, Array("250101000000Z".utf8)) + tlv(0x17, Array("350101000000Z".utf8)))
+        let extensions = arcs.flatMap { n in
+            tlv(0x30, tlv(0x06, [0x2b, 0x06, 0x01, 0x04, 0x01, 0x86, 0x8d, 0x1f] + arc(n)) + tlv(0x04, []))
+        }
+        let spki = try ECPrivateKey.generate(curve: .p256).publicKey.spkiDER
+        let tbs = tlv(0x30, tlv(0xa0, tlv(0x02, [0x02])) + tlv(0x02, [0x01]) + ecdsaSHA256 + name + validity + name
+                      + spki + tlv(0xa3, tlv(0x30, extensions)))
+        return tlv(0x30, tbs + ecdsaSHA256 + tlv(0x03, [0x00, 0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01]))
+    }
+
+    @Test("Extensions are read up to 256, each OID once: more is tooManyExtensions before any is read, a repeat is duplicateExtension")
+    func extensionCount() throws {
+        let full = try X509Certificate(derEncoded: try Self.certificate(extensionArcs: Array(0..<256)))
+        #expect(full.extensionOIDs.count == 256)
+        #expect(full.extensionOIDs.last == "1.3.6.1.4.1.99999.255")
+        // 20,000 distinct extensions (a 250 KB certificate) took seconds to check for repeats
+        // one against all; they are refused from their count.
+        for count in [257, 20_000] {
+            #expect(throws: CryptoError.invalidCertificate(.tooManyExtensions(limit: 256))) {
+                try X509Certificate(derEncoded: try Self.certificate(extensionArcs: Array(0..<count)))
+            }
+        }
+        #expect(throws: CryptoError.invalidCertificate(.duplicateExtension(oid: "1.3.6.1.4.1.99999.7"))) {
+            try X509Certificate(derEncoded: try Self.certificate(extensionArcs: Array(0..<200) + [7]))
+        }
+    }
+
     @Test("Every truncation and many single-byte corruptions of a certificate fail with a typed error or parse, never crash")
     func corruptionNeverCrashes() {
         let der = AnnexDCertificates.iaca
