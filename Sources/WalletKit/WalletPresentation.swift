@@ -81,8 +81,7 @@ public final class WalletPresentation: Sendable {
             outcome = .declined
         case .failed(let error):
             outcome = .failed(reason: failureReason(error))
-            // The verifier received the presentation and refused it: it was disclosed all the same.
-            if case .responseRejected = error { disclosed = true }
+            disclosed = mayHaveReachedVerifier(error, responded: request != nil && selection != nil)
         case .resolvingRequest, .requestResolved, .submitting:
             return
         }
@@ -111,6 +110,32 @@ public final class WalletPresentation: Sendable {
         }
         await recorder.record(kind: kind, counterparty: counterparty, credentials: credentials, outcome: outcome,
                               claimValues: values.isEmpty ? nil : values)
+    }
+
+    /// Whether the verifier may hold the presentation although the session failed, so
+    /// that the log lists what was sent: it refused the response (`responseRejected`), or
+    /// the response's POST ended without a clear answer: a redirect, an answer too large
+    /// or broken, a timeout, a dropped connection. A transport error is the POST's only
+    /// once the user has `responded` to a resolved request (the request object's fetch
+    /// comes before); a connection never made (no host, no connection, no TLS) sent nothing.
+    static func mayHaveReachedVerifier(_ error: PresentationError, responded: Bool) -> Bool {
+        switch error {
+        case .responseRejected:
+            return true
+        case .unexpected(.unexpectedRedirect):
+            return responded
+        case .unexpected(.transport(let failure)):
+            guard responded else { return false }
+            switch failure {
+            case .unsupportedScheme, .transport(.cannotFindHost), .transport(.cannotConnect),
+                 .transport(.notConnectedToInternet), .transport(.secureConnectionFailed):
+                return false
+            case .timedOut, .cancelled, .responseTooLarge, .transport:
+                return true
+            }
+        default:
+            return false
+        }
     }
 
     /// What the log keeps of a presentation error: its case and reason case names

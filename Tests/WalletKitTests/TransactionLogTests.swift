@@ -96,6 +96,32 @@ struct TransactionLogTests {
         #expect(entry.claimValues == [id: ["[\"family_name\"]": "Mustermann", "[\"address\",\"locality\"]": "Koeln"]])
     }
 
+    /// How the response URI's exchange ends, after (or instead of) the verifier taking the POST.
+    enum ResponseEnding: Sendable, CaseIterable {
+        case redirectAfterReceiving, timeoutAfterReceiving, answerTooLarge, connectionNeverMade
+    }
+
+    @Test("a response POST that ends without a clear answer: failed, and the log lists what the verifier may hold unless no connection was made",
+          arguments: ResponseEnding.allCases)
+    func responseWithoutClearAnswer(ending: ResponseEnding) async throws {
+        let parties = try Parties.make()
+        var config = parties.config()
+        config.httpClient = ResponseTamperer(inner: parties.http, ending: ending)
+        let wallet = try await Wallet(config: config)
+        let id = try await parties.issuePid(into: wallet)
+        let transaction = try await parties.verifier.createTransaction(PresentationRequestOptions(query: Self.pidQuery))
+        let state = await terminalState(of: wallet.presentation.start(transaction.authorizationRequestURI))
+        guard case .failed = state else { Issue.record("\(state)"); return }
+        let entry = try #require(try await wallet.transactionLog.entries(TransactionFilter(kind: .remotePresentation)).first)
+        if ending == .connectionNeverMade {
+            #expect(await parties.verifier.verdict(for: transaction.id)?.outcome == .pending)
+            #expect(entry.credentials.isEmpty)
+        } else {
+            #expect(await parties.verifier.verdict(for: transaction.id)?.outcome == .accepted)
+            #expect(entry.credentials.map(\.credentialId) == [id])
+        }
+    }
+
     @Test("a declined request: declined, nothing disclosed; an untrusted one: failed, trusted false, never resolved")
     func declinedAndUntrusted() async throws {
         let parties = try Parties.make()
@@ -375,6 +401,34 @@ struct TestReader {
         await reader.end()
         await holder.value
         return verified
+    }
+}
+
+/// The wallet's HTTP client, except that the presentation's POST (the one carrying a
+/// `vp_token` or an encrypted `response`) ends as `ending` says.
+private struct ResponseTamperer: HTTPClient {
+    let inner: any HTTPClient
+    let ending: TransactionLogTests.ResponseEnding
+
+    func send(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
+        let body = String(decoding: request.body ?? [], as: UTF8.self)
+        guard request.method == .post, body.hasPrefix("vp_token=") || body.hasPrefix("response=") || body.contains("&vp_token=")
+                || body.contains("&response=") else {
+            return try await inner.send(request)
+        }
+        switch ending {
+        case .connectionNeverMade:
+            throw .transport(.cannotConnect)
+        case .redirectAfterReceiving:
+            _ = try await inner.send(request)
+            return HTTPResponse(status: 302, headers: ["Location": "https://verifier.example/elsewhere"], body: [])
+        case .timeoutAfterReceiving:
+            _ = try await inner.send(request)
+            throw .timedOut
+        case .answerTooLarge:
+            _ = try await inner.send(request)
+            throw .responseTooLarge(limit: 4 * 1024 * 1024)
+        }
     }
 }
 
