@@ -85,7 +85,8 @@ extension Wallet {
             }
             documents.append(.init(credentialId: id, issuerSigned: issuerSigned, signer: consumed.signer))
             disclosed.append(.init(credentialId: id, docType: items.docType, raw: consumed.instance.raw,
-                                   paths: Self.released(consent, by: items, from: issuerSigned)))
+                                   paths: Self.released(consent, by: request.docRequests.map(\.itemsRequest).filter { $0.docType == items.docType },
+                                                        from: issuerSigned)))
         }
         guard let first = documents.first else {
             throw .noMatchingCredential(docType: request.docRequests.first?.itemsRequest.docType ?? "")
@@ -104,12 +105,15 @@ extension Wallet {
         throw .noMatchingCredential(docType: docType)
     }
 
-    /// The `[namespace, element]` paths that leave the wallet: selected, requested and present.
-    static func released(_ consent: ConsentSelection, by items: ItemsRequest, from document: IssuerSigned) -> [ClaimPath] {
+    /// The `[namespace, element]` paths that leave the wallet: selected, requested (by any
+    /// of `requests`, the document requests of one docType: each is answered with the same
+    /// credential) and present.
+    static func released(_ consent: ConsentSelection, by requests: [ItemsRequest], from document: IssuerSigned) -> [ClaimPath] {
         consent.elements
             .filter { element in
-                element.docType == items.docType && items.requests(nameSpace: element.nameSpace, identifier: element.identifier)
-                    && document.items(in: element.nameSpace).contains { $0.item.elementIdentifier == element.identifier }
+                requests.contains { items in
+                    element.docType == items.docType && items.requests(nameSpace: element.nameSpace, identifier: element.identifier)
+                } && document.items(in: element.nameSpace).contains { $0.item.elementIdentifier == element.identifier }
             }
             .map { ClaimPath([.key($0.nameSpace), .key($0.identifier)]) }
             .sorted { $0.description < $1.description }

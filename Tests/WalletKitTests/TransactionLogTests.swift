@@ -188,6 +188,30 @@ struct TransactionLogTests {
         await wallet.proximity.closeAll()
     }
 
+    @Test("proximity, two document requests of one docType: both are answered by the credential, and the log lists what either released")
+    func proximitySameDocTypeTwice() async throws {
+        let parties = try Parties.make()
+        let reader = try TestReader.make()
+        let wallet = try await Wallet(config: parties.config(proximity: ProximityConfig(connector: reader.holderConnector),
+                                                               extraReaderAnchorsDer: [reader.root.derEncoded]))
+        let id = try await parties.issueMdl(into: wallet)
+        let released: Set<ReleasedElement> = [ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "family_name"),
+                                              ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "age_over_18")]
+        let recorded = wallet.transactionLog.recorded
+        let requests = [
+            ItemsRequest(docType: Parties.mDLType, nameSpaces: [NameSpaced(Parties.nameSpace, [RequestedElement("age_over_18", false)])]),
+            ItemsRequest(docType: Parties.mDLType, nameSpaces: [NameSpaced(Parties.nameSpace, [RequestedElement("family_name", false)])]),
+        ]
+        let verified = try await reader.present(from: wallet, releasing: released, issuerAnchors: [parties.issuer.trustAnchors.iaca],
+                                                requests: requests)
+        #expect(verified.documents.contains { $0.value(nameSpace: Parties.nameSpace, identifier: "family_name") == .textString("Mustermann") })
+        let entry = try #require(await recorded.first { $0.kind == .proximityPresentation })
+        #expect(entry.outcome == .completed)
+        #expect(entry.credentials == [TransactionCredential(credentialId: id, type: Parties.mDLType, claimPaths: [
+            [.string(Parties.nameSpace), .string("age_over_18")], [.string(Parties.nameSpace), .string("family_name")]])])
+        await wallet.proximity.closeAll()
+    }
+
     @Test("proximity with ProximityConfig.executor: the SDK asks the wallet's provider on the executor's thread, and the session completes")
     func proximityOnExecutor() async throws {
         let parties = try Parties.make()
@@ -368,7 +392,8 @@ struct TestReader {
     /// authentication, and lets the wallet's user release `releasing` (nil: decline);
     /// `providerCalled` runs where the SDK asks the wallet's provider for credentials.
     func present(from wallet: Wallet, releasing: Set<ReleasedElement>?, issuerAnchors: [X509Certificate],
-                 authenticate: Bool = true, providerCalled: (@Sendable () -> Void)? = nil) async throws -> VerifiedResponse {
+                 authenticate: Bool = true, requests: [ItemsRequest]? = nil,
+                 providerCalled: (@Sendable () -> Void)? = nil) async throws -> VerifiedResponse {
         let engagement = try await wallet.proximity.createEngagement(.qr, config: wallet.engagementConfig)
         let holder = Task {
             for await state in wallet.proximity.eventHub.sessionState {
@@ -397,7 +422,7 @@ struct TestReader {
         let items = ItemsRequest(docType: Parties.mDLType, nameSpaces: [NameSpaced(Parties.nameSpace, [
             RequestedElement("family_name", false), RequestedElement("age_over_18", false), RequestedElement("portrait", false)])])
         let verified = try await reader.request(
-            [items], readerKey: authenticate ? ReaderAuthenticationKey(signer: SoftwareSigner(key), certificateChain: [certificate]) : nil)
+            requests ?? [items], readerKey: authenticate ? ReaderAuthenticationKey(signer: SoftwareSigner(key), certificateChain: [certificate]) : nil)
         await reader.end()
         await holder.value
         return verified
