@@ -20,7 +20,7 @@ final class ProximityDisclosures: Sendable {
     private let byRequest = LockedBox<[[UInt8]: [Document]]>([:])
 
     func register(_ documents: [Document], for request: DeviceRequest) {
-        byRequest.withLock { $0[request.encodedBytes] = documents }
+        byRequest.withLock { $0[request.encodedBytes, default: []] += documents }
     }
 
     func take(for requestBytes: [UInt8]) -> [Document] {
@@ -38,16 +38,23 @@ final class ProximityRecorder: Sendable {
          readerAnchorsConfigured: Bool) {
         let events = hub.transferEvents
         let started = Task {
-            var requests: [EngagementID: [UInt8]] = [:]
+            // Per engagement: the request waiting for its answer, and the requests answered
+            // (a response sent with `terminate: false` lets the reader ask again).
+            var pending: [EngagementID: [UInt8]] = [:]
+            var answered: [EngagementID: [[UInt8]]] = [:]
             for await event in events {
                 switch event.kind {
                 case .documentsSelectionProcessStart(let data):
-                    requests[event.engagementId] = data
+                    if let unanswered = pending.updateValue(data, forKey: event.engagementId) { _ = disclosures.take(for: unanswered) }
+                case .sessionDataSend:
+                    if let request = pending.removeValue(forKey: event.engagementId) { answered[event.engagementId, default: []].append(request) }
                 case .sessionTerminationSend, .sessionTerminationReceived, .documentsSelectionProcessDeclined, .cancelled, .error:
                     guard let outcome = Self.outcome(of: event.kind) else { continue }
-                    let requestBytes = requests.removeValue(forKey: event.engagementId)
-                    await Self.record(requestBytes, outcome: outcome, disclosures: disclosures, recorder: recorder,
-                                      readerAnchorsConfigured: readerAnchorsConfigured)
+                    let unanswered = pending.removeValue(forKey: event.engagementId)
+                    if let unanswered { _ = disclosures.take(for: unanswered) }
+                    let sent = answered.removeValue(forKey: event.engagementId) ?? []
+                    await Self.record(sent: sent, unanswered: unanswered, outcome: outcome, disclosures: disclosures,
+                                      recorder: recorder, readerAnchorsConfigured: readerAnchorsConfigured)
                     await monitor.refresh()
                 default:
                     continue
@@ -85,19 +92,31 @@ final class ProximityRecorder: Sendable {
                                        trusted: readerAnchorsConfigured ? allAuthenticated : nil)
     }
 
-    static func record(_ requestBytes: [UInt8]?, outcome: TransactionOutcome, disclosures: ProximityDisclosures,
+    /// Logs one session: what the responses to the `sent` requests released (whatever
+    /// the outcome: once a response is sent, the reader holds it), the reader as the
+    /// first request names it.
+    static func record(sent: [[UInt8]], unanswered: [UInt8]?, outcome: TransactionOutcome, disclosures: ProximityDisclosures,
                        recorder: TransactionRecorder, readerAnchorsConfigured: Bool) async {
-        let request = requestBytes.flatMap { try? DeviceRequest(encoded: $0) }
-        let released = requestBytes.map(disclosures.take(for:)) ?? []
+        let request = (sent.first ?? unanswered).flatMap { try? DeviceRequest(encoded: $0) }
         var credentials: [TransactionCredential] = []
         var values = JSONObject()
-        // Nothing left the wallet unless the response was sent.
-        if outcome == .completed {
-            for document in released {
-                let stored = CredentialClaims(mdoc: document.raw, id: document.credentialId)
+        // Nothing left the wallet unless a response was sent. A credential that answered
+        // more than one request is one entry, with every path it released.
+        for requestBytes in sent {
+            for document in disclosures.take(for: requestBytes) {
                 let paths = document.paths.map { $0.elements.map(\.jsonValue) }
-                credentials.append(TransactionCredential(credentialId: document.credentialId, type: document.docType, claimPaths: paths))
-                if let stored { values[document.credentialId] = .object(stored.logged(document.paths, type: document.docType).1) }
+                if let index = credentials.firstIndex(where: { $0.credentialId == document.credentialId && $0.type == document.docType }) {
+                    let known = credentials[index]
+                    credentials[index] = TransactionCredential(credentialId: known.credentialId, type: known.type,
+                                                               claimPaths: known.claimPaths + paths.filter { !known.claimPaths.contains($0) })
+                } else {
+                    credentials.append(TransactionCredential(credentialId: document.credentialId, type: document.docType, claimPaths: paths))
+                }
+                if let stored = CredentialClaims(mdoc: document.raw, id: document.credentialId) {
+                    var merged = values[document.credentialId]?.objectValue ?? [:]
+                    for (path, value) in stored.logged(document.paths, type: document.docType).1 { merged[path] = value }
+                    values[document.credentialId] = .object(merged)
+                }
             }
         }
         await recorder.record(kind: .proximityPresentation,

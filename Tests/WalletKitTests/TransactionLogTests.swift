@@ -212,6 +212,56 @@ struct TransactionLogTests {
         await wallet.proximity.closeAll()
     }
 
+    @Test("proximity, a response sent without ending the session, then a second request declined: declined, and the log lists the first response")
+    func proximityResponseThenDecline() async throws {
+        let parties = try Parties.make()
+        let testReader = try TestReader.make()
+        let wallet = try await Wallet(config: parties.config(proximity: ProximityConfig(connector: testReader.holderConnector),
+                                                               extraReaderAnchorsDer: [testReader.root.derEncoded]))
+        let id = try await parties.issueMdl(into: wallet)
+        let recorded = wallet.transactionLog.recorded
+        let released: Set<ReleasedElement> = [ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "family_name")]
+        let engagement = try await wallet.proximity.createEngagement(.qr, config: wallet.engagementConfig)
+        let holder = Task {
+            var answered = 0
+            for await state in wallet.proximity.eventHub.sessionState {
+                if state.userInteractionRequired, let bytes = state.deviceRequest,
+                   let transfer = wallet.proximity.activeEngagement.current?.transferManager {
+                    answered += 1
+                    guard answered == 1, let request = try? DeviceRequest(encoded: bytes) else {
+                        try? await transfer.decline()
+                        continue
+                    }
+                    do {
+                        let provider = try await wallet.documentProvider(for: request, consent: ConsentSelection(elements: released))
+                        try await transfer.sendDeviceResponse(try await transfer.createResponse(deviceRequest: request, documentProvider: provider),
+                                                              terminate: false)
+                    } catch {
+                        Issue.record("holder: \(error)")
+                    }
+                }
+                if state.isTerminal { break }
+            }
+        }
+        defer { holder.cancel() }
+        let reader = try MdocReader(connector: BLEConnector(party: .reader, modes: [.peripheralServer]) { [air = testReader.air] in air.makeRadio() },
+                                    trustAnchors: [parties.issuer.trustAnchors.iaca])
+        try await reader.engage(qrCodeUri: engagement.qrCodeUri ?? "")
+        let key = ReaderAuthenticationKey(signer: SoftwareSigner(testReader.key), certificateChain: [testReader.certificate])
+        let first = try await reader.request([ItemsRequest(docType: Parties.mDLType, nameSpaces: [
+            NameSpaced(Parties.nameSpace, [RequestedElement("family_name", false)])])], readerKey: key)
+        #expect(first.documents.first?.value(nameSpace: Parties.nameSpace, identifier: "family_name") == .textString("Mustermann"))
+        _ = try? await reader.request([ItemsRequest(docType: Parties.mDLType, nameSpaces: [
+            NameSpaced(Parties.nameSpace, [RequestedElement("age_over_18", false)])])], readerKey: key)
+        await reader.abort()
+        await holder.value
+        let entry = try #require(await recorded.first { $0.kind == .proximityPresentation })
+        #expect(entry.outcome == .declined)
+        #expect(entry.credentials == [TransactionCredential(credentialId: id, type: Parties.mDLType, claimPaths: [
+            [.string(Parties.nameSpace), .string("family_name")]])])
+        await wallet.proximity.closeAll()
+    }
+
     @Test("proximity with ProximityConfig.executor: the SDK asks the wallet's provider on the executor's thread, and the session completes")
     func proximityOnExecutor() async throws {
         let parties = try Parties.make()
