@@ -36,9 +36,10 @@ package struct CBORPrefixScanner: Sendable {
     /// Heads and breaks read since ``reset()``: each once, however the buffer grew.
     package private(set) var headsRead = 0
 
-    /// A scanner for items of at most `limit` bytes.
+    /// A scanner for items of at most `limit` bytes (at most `Int.max / 4`: the scan adds
+    /// and doubles declared lengths within the limit, which must not overflow).
     package init(limit: Int) {
-        self.limit = max(limit, 0)
+        self.limit = min(max(limit, 0), Int.max / 4)
     }
 
     /// Starts again with the next item (the buffer now begins after the previous one).

@@ -57,7 +57,7 @@ extension KeyBindingParameters {
     /// The KB-JWT claims for a presentation whose `sd_hash` is `sdHash`.
     func claims(sdHash: String) throws(SDJWTError) -> JWTClaims {
         var members: JSONObject = [
-            "iat": .integer(Int64(issuedAt.timeIntervalSince1970.rounded(.down))),
+            "iat": .integer(issuedAt.wholeSecondsSince1970),
             "aud": .string(audience),
             "nonce": .string(nonce),
             "sd_hash": .string(sdHash),

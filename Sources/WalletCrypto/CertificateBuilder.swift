@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Foundation
+import WalletEncoding
 
 /// Builds and signs X.509 v3 certificates: self-signed CAs (IACA, reader roots),
 /// intermediates and leaves (document signers, reader certificates) for tests and
@@ -209,7 +210,7 @@ public struct CertificateBuilder: Sendable {
 
     private func setValidity(_ x509: OpaquePointer) throws(CryptoError) {
         for (date, isStart) in [(notBefore, true), (notAfter, false)] {
-            guard let time = ASN1_TIME_set(nil, time_t(date.timeIntervalSince1970.rounded(.down))) else {
+            guard let time = ASN1_TIME_set(nil, time_t(date.wholeSecondsSince1970)) else {
                 throw openSSLError("ASN1_TIME_set")
             }
             defer { ASN1_TIME_free(time) }

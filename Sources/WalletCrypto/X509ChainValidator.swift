@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Foundation
+import WalletEncoding
 
 /// Validates X.509 certificate paths with OpenSSL's `X509_verify_cert` against a
 /// fixed set of trust anchors, at a caller-given time (never the system clock), then
@@ -100,7 +101,7 @@ public struct X509ChainValidator: Sendable {
         if options.allowPartialChain { flags |= UInt(X509_V_FLAG_PARTIAL_CHAIN) }
         if flags != 0, X509_VERIFY_PARAM_set_flags(parameters, flags) != 1 { throw Self.unavailable() }
         // Sets X509_V_FLAG_USE_CHECK_TIME: validity is checked at `time`.
-        X509_VERIFY_PARAM_set_time(parameters, time_t(time.timeIntervalSince1970.rounded(.down)))
+        X509_VERIFY_PARAM_set_time(parameters, time_t(time.wholeSecondsSince1970))
         if let depth = options.maximumIntermediates {
             X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: max(depth, 0)))
         }

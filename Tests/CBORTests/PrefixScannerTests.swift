@@ -100,6 +100,16 @@ struct PrefixScannerTests {
         #expect(throws: CBORError.self) { try CBOR.decodePrefix(deep + [0x00]) }
     }
 
+    @Test("an unlimited scanner (limit Int.max) reads the largest declared lengths without overflow")
+    func hugeDeclaredLengths() {
+        for head in [[0x5b], [0x7b], [0x9b], [0xbb]] as [[UInt8]] {
+            let bytes = head + [0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+            let outcome = Self.feed(bytes, chunk: bytes.count, limit: .max).last
+            // The limit is clamped to Int.max / 4, past which the scan's arithmetic would overflow.
+            #expect(outcome == .tooLarge(byteCount: Int.max / 4 + 1), "\(head)")
+        }
+    }
+
     @Test("a message of 20,000 items arriving one byte at a time: every head is read once")
     func linearWork() throws {
         let message = CBOR.array((0..<20_000).map { CBOR.unsigned(UInt64($0 % 1000)) }).encoded()

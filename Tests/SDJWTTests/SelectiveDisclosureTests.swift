@@ -48,6 +48,20 @@ struct SelectiveDisclosureTests {
         return (Set(names), claims)
     }
 
+    @Test("a KB-JWT issued at a date out of the NumericDate range has iat clamped (0 for NaN), never a trap")
+    func keyBindingDateOutOfRange() async throws {
+        let sdJWT = try await Self.issued()
+        for (seconds, iat) in [(Double.nan, Int64(0)), (1e300, .max), (-.infinity, .min)] {
+            let presentation = try await sdJWT.presentation(
+                disclosing: [], keyBinding: KeyBindingParameters(audience: TestSupport.audience, nonce: TestSupport.nonce,
+                                                                 issuedAt: Date(timeIntervalSince1970: seconds)),
+                signer: TestSupport.holderSigner)
+            let kbJWT = try #require(presentation.serialization.split(separator: "~", omittingEmptySubsequences: false).last)
+            let payload = try JSONValue.parseObject(try #require(Base64URL.decode(String(kbJWT.split(separator: ".")[1]))))
+            #expect(payload["iat"] == JSONValue.integer(iat))
+        }
+    }
+
     @Test("issuance carries one disclosure per planned claim and processes back to the input")
     func issuance() async throws {
         let sdJWT = try await Self.issued()

@@ -141,6 +141,20 @@ struct X509ChainValidationTests {
         }
     }
 
+    @Test("A time that is not a number or past the time_t range fails validity, never traps")
+    func unrepresentableTime() throws {
+        let pki = try X509TestPKI()
+        #expect(throws: TrustFailure.notYetValid(depth: 2)) {
+            try validatePath(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [pki.root], at: Date(timeIntervalSince1970: .nan))
+        }
+        // OpenSSL cannot compare a time_t this late with the certificates' times.
+        for seconds in [1e300, Double.infinity] {
+            #expect(throws: TrustFailure.self) {
+                try validatePath(leaf: pki.leaf, intermediates: [pki.intermediate], anchors: [pki.root], at: Date(timeIntervalSince1970: seconds))
+            }
+        }
+    }
+
     @Test("A chain to a root that is not an anchor fails with unknownAnchor")
     func unknownRoot() throws {
         let pki = try X509TestPKI()

@@ -112,10 +112,10 @@ public struct KeyAttestationIssuer: Sendable {
     public func attest(_ keys: [PublicKey], nonce: String?, now: Date) async throws(KeyAttestationError) -> KeyAttestation {
         guard !keys.isEmpty else { throw .invalidAttestedKeys(.missingOrEmpty) }
         guard !certificateChain.isEmpty else { throw .missingCertificateChain }
-        let issued = now.timeIntervalSince1970.rounded(.down)
+        let issued = now.wholeSecondsSince1970
         var members: JSONObject = [
-            "iat": .integer(Int64(issued)),
-            "exp": .integer(Int64(issued + validity.rounded(.down))),
+            "iat": .integer(issued),
+            "exp": .integer(Date.wholeSeconds(Double(issued) + validity.rounded(.down))),
             "attested_keys": .array(keys.map { JWK(publicKey: $0).jsonValue }),
         ]
         if !keyStorage.isEmpty { members["key_storage"] = .array(keyStorage.map { .string($0.rawValue) }) }

@@ -717,7 +717,7 @@ struct IssuanceFlow: Sendable {
         if let attestation = targets[current].keyAttestation { header["key_attestation"] = .string(attestation) }
         // Appendix F.1: aud is the issuer; iss the client, omitted for anonymous pre-authorized access.
         var claims: JSONObject = ["aud": .string(metadata.credentialIssuer),
-                                  "iat": .integer(Int64(now.timeIntervalSince1970.rounded(.down)))]
+                                  "iat": .integer(now.wholeSecondsSince1970)]
         if let nonce = targets[current].nonce { claims["nonce"] = .string(nonce) }
         if !isAnonymousPreAuthorized { claims["iss"] = .string(settings.clientId) }
         return [.signProofs(ProofJob(keys: targets[current].keys, header: header, claims: claims))]

@@ -29,7 +29,7 @@ enum DPoPProof {
             "jti": .string(jwtID),
             "htm": .string(method),
             "htu": .string(targetURI(url)),
-            "iat": .integer(Int64(issuedAt.timeIntervalSince1970.rounded(.down))),
+            "iat": .integer(issuedAt.wholeSecondsSince1970),
         ]
         if let accessToken { claims["ath"] = .string(accessTokenHash(accessToken)) }
         if let nonce { claims["nonce"] = .string(nonce) }

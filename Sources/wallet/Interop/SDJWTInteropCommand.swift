@@ -25,7 +25,12 @@ enum SDJWTInteropCommand {
         }
         let options = parsed.values
         do {
-            let now = options["--at"].flatMap(Double.init).map { Date(timeIntervalSince1970: $0) } ?? Date()
+            var now = Date()
+            if let at = options["--at"] {
+                // Seconds since 1970: a finite number, within a few thousand years of it.
+                guard let seconds = Double(at), seconds.isFinite, abs(seconds) < 1e11 else { return usage("--at takes seconds since 1970") }
+                now = Date(timeIntervalSince1970: seconds)
+            }
             switch subcommand {
             case "verify", "present":
                 guard let issuerText = options["--issuer-jwk"], let compact = parsed.positional.first else {
