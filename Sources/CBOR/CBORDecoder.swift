@@ -153,7 +153,23 @@ struct CBORDecoderImpl: Decoder {
 struct KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let decoder: CBORDecoderImpl
     let map: CBORMap
+    /// The first value of each key, for a map too large to search per key: decoding a
+    /// dictionary looks up every key of the map, which a search each would make quadratic.
+    private let index: [CBOR: CBOR]?
     var codingPath: [any CodingKey] { decoder.codingPath }
+
+    init(decoder: CBORDecoderImpl, map: CBORMap) {
+        self.decoder = decoder
+        self.map = map
+        if map.count > 16 {
+            var index: [CBOR: CBOR] = [:]
+            index.reserveCapacity(map.count)
+            for (key, value) in zip(map.keys, map.values) where index[key] == nil { index[key] = value }
+            self.index = index
+        } else {
+            index = nil
+        }
+    }
 
     var allKeys: [Key] {
         map.keys.compactMap { key in
@@ -165,8 +181,12 @@ struct KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     private func lookup(_ key: Key) -> CBOR? {
-        if let value = map[.textString(key.stringValue)] { return value }
-        if let int = key.intValue { return map[CBOR(int)] }
+        func value(_ key: CBOR) -> CBOR? {
+            if let index { return index[key] }
+            return map[key]
+        }
+        if let found = value(.textString(key.stringValue)) { return found }
+        if let int = key.intValue { return value(CBOR(int)) }
         return nil
     }
 

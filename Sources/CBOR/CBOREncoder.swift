@@ -56,7 +56,31 @@ final class EncodingSlot {
         case unset
         case value(CBOR)
         case array([EncodingSlot])
-        case map([(key: CBOR, slot: EncodingSlot)])
+        case map(Pairs)
+    }
+
+    /// A map's entries in the order first written, with an index of their keys once
+    /// there are enough that searching per key would make encoding quadratic.
+    struct Pairs {
+        private(set) var entries: [(key: CBOR, slot: EncodingSlot)] = []
+        private var index: [CBOR: Int] = [:]
+
+        /// Sets `key`'s value: in place when the key was written before, else appended.
+        mutating func set(_ key: CBOR, _ slot: EncodingSlot) {
+            let existing: Int?
+            if entries.count < 16 {
+                existing = entries.firstIndex { $0.key == key }
+            } else {
+                if index.isEmpty { for (position, entry) in entries.enumerated() { index[entry.key] = position } }
+                existing = index[key]
+            }
+            if let existing {
+                entries[existing].slot = slot
+            } else {
+                if entries.count >= 16 { index[key] = entries.count }
+                entries.append((key, slot))
+            }
+        }
     }
 
     var content: Content = .unset
@@ -70,7 +94,7 @@ final class EncodingSlot {
         case .unset: return .map(CBORMap())
         case .value(let value): return value
         case .array(let slots): return .array(slots.map { $0.build() })
-        case .map(let pairs): return .map(CBORMap(pairs.map { CBORMap.Entry(key: $0.key, value: $0.slot.build()) }))
+        case .map(let pairs): return .map(CBORMap(pairs.entries.map { CBORMap.Entry(key: $0.key, value: $0.slot.build()) }))
         }
     }
 
@@ -99,7 +123,7 @@ struct CBOREncoderImpl: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { settings.userInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .map = slot.content {} else { slot.content = .map([]) }
+        if case .map = slot.content {} else { slot.content = .map(EncodingSlot.Pairs()) }
         return KeyedEncodingContainer(KeyedEncoding<Key>(slot: slot, settings: settings, codingPath: codingPath))
     }
 
@@ -126,12 +150,7 @@ struct KeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
     private func put(_ child: EncodingSlot, for key: any CodingKey) {
         guard case .map(var pairs) = slot.content else { return }
         slot.content = .unset    // keep `pairs` uniquely referenced while editing
-        let cborKey = mapKey(key)
-        if let index = pairs.firstIndex(where: { $0.key == cborKey }) {
-            pairs[index].slot = child
-        } else {
-            pairs.append((cborKey, child))
-        }
+        pairs.set(mapKey(key), child)
         slot.content = .map(pairs)
     }
 
@@ -156,7 +175,7 @@ struct KeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        let child = EncodingSlot(.map([]))
+        let child = EncodingSlot(.map(EncodingSlot.Pairs()))
         put(child, for: key)
         return KeyedEncodingContainer(KeyedEncoding<NestedKey>(slot: child, settings: settings, codingPath: codingPath + [key]))
     }
@@ -216,7 +235,7 @@ struct UnkeyedEncoding: UnkeyedEncodingContainer {
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let path = nextPath
-        let child = EncodingSlot(.map([]))
+        let child = EncodingSlot(.map(EncodingSlot.Pairs()))
         append(child)
         return KeyedEncodingContainer(KeyedEncoding<NestedKey>(slot: child, settings: settings, codingPath: path))
     }

@@ -74,6 +74,20 @@ struct CodableTests {
         tags: ["a", "b"], shape: .circle(radius: 1.5), extra: .tagged(1004, "1985-04-12"),
         small: -128, big: .max, low: .min, ratio: 0.25)
 
+    @Test("large maps are looked up through an index: a 20,000-key dictionary, and int and text keys among other entries, decode exactly")
+    func largeMaps() throws {
+        let dictionary = Dictionary(uniqueKeysWithValues: (0..<20_000).map { ("k\($0)", $0) })
+        let bytes = try CBOREncoder().encode(dictionary)
+        #expect(try CBORDecoder().decode([String: Int].self, from: bytes) == dictionary)
+        // A Header (int key 1) and a Small (text key) in maps of 40 entries, the wanted one last.
+        var padding = (0..<39).map { (CBOR.textString("pad\($0)"), CBOR.unsigned(UInt64($0))) }
+        let header = CBOR.map(CBORMap(padding + [(CBOR.unsigned(1), CBOR.negative(6))]))
+        #expect(try CBORDecoder().decode(Header.self, from: header.encoded()) == Header(alg: -7))
+        padding.append((.textString("age"), .unsigned(200)))
+        #expect(try CBORDecoder().decode(Small.self, from: CBOR.map(CBORMap(padding)).encoded()) == Small(age: 200))
+        #expect(throws: CBORError.self) { try CBORDecoder().decode(Small.self, from: CBOR.map(CBORMap(padding.dropLast())).encoded()) }
+    }
+
     @Test("a struct with nested types, optionals, bytes and dates round-trips")
     func roundTrip() throws {
         let bytes = try CBOREncoder().encode(Self.person)
