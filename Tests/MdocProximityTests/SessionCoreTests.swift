@@ -3,6 +3,7 @@ import Mdoc
 @testable import MdocProximity
 import Testing
 import WalletCrypto
+import WalletRuntime
 
 /// The holder's and the reader's session cores driven against each other as values, with
 /// no carrier: what each does with a status the other side chooses.
@@ -135,5 +136,86 @@ struct SessionCoreTests {
         guard case .failed(.readerAuthenticationFailed(.untrustedReader)) = holder.ending else {
             Issue.record("ended \(String(describing: holder.ending))"); return
         }
+    }
+
+    // MARK: A carrier that stops taking messages
+
+    // The response is the session's last message (the core has ended) and its send never
+    // completes: only closing the carrier can end it, which the app's close must do.
+    @Test("close ends a session whose last message waits on a carrier the reader stopped reading", .timeLimit(.minutes(5)))
+    func closeWhileLastSendWaits() async throws {
+        let (holder, _) = try Self.established()
+        let transport = StalledTransport()
+        let transfer = TransferManager(engagementId: EngagementID(), transport: transport, hub: MdocEventHub(), clock: SystemClock(),
+                                       core: holder, providerTimeout: .seconds(30))
+        await transfer.start()
+        let sending = Task { try? await transfer.sendDeviceResponse(DeviceResponse(documents: [])) }
+        await transport.sendStarted()
+        #expect(await transfer.phase == .ended)
+        await transfer.close()
+        await sending.value
+        await transfer.waitUntilEnded()
+        #expect(transport.isClosed)
+    }
+}
+
+/// A carrier whose sends and receives wait until it is closed, then fail: a reader that
+/// connected and stopped reading (its buffers full).
+private final class StalledTransport: MdocTransport, @unchecked Sendable {
+    let transmissionType = TransmissionType.tcp
+    private let lock = NSLock()
+    private var closed = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var sendWatchers: [CheckedContinuation<Void, Never>] = []
+    private var sends = 0
+
+    var isClosed: Bool { lock.withLock { closed } }
+
+    /// Returns once a send is waiting.
+    func sendStarted() async {
+        await withCheckedContinuation { continuation in
+            let started = lock.withLock { () -> Bool in
+                if sends > 0 { return true }
+                sendWatchers.append(continuation)
+                return false
+            }
+            if started { continuation.resume() }
+        }
+    }
+
+    private func waitForClose() async {
+        await withCheckedContinuation { continuation in
+            let isClosed = lock.withLock { () -> Bool in
+                if closed { return true }
+                waiting.append(continuation)
+                return false
+            }
+            if isClosed { continuation.resume() }
+        }
+    }
+
+    func send(_ message: [UInt8]) async throws(ProximityError) {
+        let watchers = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            sends += 1
+            defer { sendWatchers.removeAll() }
+            return sendWatchers
+        }
+        for watcher in watchers { watcher.resume() }
+        await waitForClose()
+        throw .connectionClosed
+    }
+
+    func receive(timeout: Duration?) async throws(ProximityError) -> [UInt8] {
+        await waitForClose()
+        throw .connectionClosed
+    }
+
+    func close() async {
+        let resumed = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            closed = true
+            defer { waiting.removeAll() }
+            return waiting
+        }
+        for continuation in resumed { continuation.resume() }
     }
 }

@@ -145,9 +145,12 @@ public actor TransferManager {
     }
 
     /// Ends the session from the holder's side (the app cancelled): status 20 to the
-    /// reader, and the session ends as canceled.
+    /// reader, and the session ends as canceled. A session that has already ended while
+    /// its last message still waits to be sent (a reader that stopped reading) has its
+    /// carrier closed here, which ends that send.
     public func close() async {
         await feed(.cancelled)
+        if core.phase == .ended, !carrierClosed { await perform([.closeCarrier]) }
     }
 
     // MARK: Driving the core
