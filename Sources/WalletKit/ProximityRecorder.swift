@@ -80,8 +80,9 @@ final class ProximityRecorder: Sendable {
     }
 
     /// The reader as the request names it: its certificate's subject when every document
-    /// request carries reader authentication (the session verified it when anchors are
-    /// configured, and would have ended otherwise).
+    /// request carries reader authentication (the session verified the chain when anchors
+    /// are configured, and the signature under that certificate otherwise, and would have
+    /// ended had either failed).
     static func counterparty(_ request: DeviceRequest?, readerAnchorsConfigured: Bool) -> TransactionCounterparty {
         let certificates = request?.docRequests.compactMap(\.readerCertificate) ?? []
         guard let request, let certificate = certificates.first else {

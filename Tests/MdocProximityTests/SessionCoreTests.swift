@@ -72,7 +72,7 @@ struct SessionCoreTests {
     /// The holder core's state after the reader's first request, whose document requests
     /// are signed by `signers` in order (nil: that one carries no readerAuth).
     static func receive(signedBy signers: [ReaderAuthenticationKey?], anchors: [X509Certificate]?,
-                        require: Bool) async throws -> (HolderSessionCore, [HolderSessionCore.Effect]) {
+                        require: Bool, forSession other: SessionTranscript? = nil) async throws -> (HolderSessionCore, [HolderSessionCore.Effect]) {
         let eDeviceKey = try ECPrivateKey.generate(curve: .p256)
         let engagement = DeviceEngagement(security: EngagementSecurity(eDeviceKey: eDeviceKey.publicKey))
         var holder = HolderSessionCore(eDeviceKey: eDeviceKey, deviceEngagement: engagement, handover: .qr,
@@ -84,7 +84,7 @@ struct SessionCoreTests {
         for signer in signers {
             if let signer {
                 docRequests.append(try await DocRequest(itemsRequest: SessionFixtures.request(), readerKey: signer,
-                                                        sessionTranscript: reader.sessionTranscript))
+                                                        sessionTranscript: other ?? reader.sessionTranscript))
             } else {
                 docRequests.append(DocRequest(itemsRequest: SessionFixtures.request()))
             }
@@ -136,6 +136,19 @@ struct SessionCoreTests {
         guard case .failed(.readerAuthenticationFailed(.untrustedReader)) = holder.ending else {
             Issue.record("ended \(String(describing: holder.ending))"); return
         }
+    }
+
+    @Test("without anchors, readerAuth must still be signed by its own certificate's key for this session, or the session ends")
+    func readerSignatureWithoutAnchors() async throws {
+        let pki = try Self.readerPKI()
+        // Signed for another session (a request replayed, or a certificate borrowed with a made-up signature).
+        let elsewhere = SessionTranscript(deviceEngagementEncoded: nil, eReaderKeyEncoded: nil, handover: .qr)
+        let (holder, effects) = try await Self.receive(signedBy: [pki.key], anchors: nil, require: false, forSession: elsewhere)
+        #expect(holder.phase == .ended)
+        #expect(holder.ending == .failed(.readerAuthenticationFailed(.readerAuthenticationFailed(.invalidSignature))))
+        #expect(effects.contains(.send(SessionData(status: .cborDecodingError).encodedBytes)))
+        let (signed, _) = try await Self.receive(signedBy: [pki.key, nil], anchors: nil, require: false)
+        #expect(signed.phase == .awaitingConsent)
     }
 
     // MARK: A carrier that stops taking messages

@@ -201,6 +201,23 @@ struct NegativeTests {
         }
     }
 
+    @Test("verifyReaderSignature checks readerAuth under its own certificate's key for this transcript, trusting nothing about the certificate")
+    func readerSignatureOnly() async throws {
+        let readerPKI = try S.pki("Reader", role: .reader)
+        let (transcript, _, _) = try S.transcript()
+        let docRequest = try await DocRequest(itemsRequest: S.mDLRequest(),
+                                              readerKey: ReaderAuthenticationKey(signer: readerPKI.signer, certificateChain: [readerPKI.leaf]),
+                                              sessionTranscript: transcript)
+        #expect(try docRequest.verifyReaderSignature(sessionTranscript: transcript) == readerPKI.leaf)
+        let (other, _, _) = try S.transcript()
+        #expect(throws: MdocError.readerAuthenticationFailed(.invalidSignature)) {
+            try docRequest.verifyReaderSignature(sessionTranscript: other)
+        }
+        #expect(throws: MdocError.readerAuthenticationMissing) {
+            try DocRequest(itemsRequest: S.mDLRequest()).verifyReaderSignature(sessionTranscript: transcript)
+        }
+    }
+
     @Test("the holder refuses to device-sign elements that keyAuthorizations do not cover, and keys that are not the MSO's")
     func keyAuthorizationsRefusal() async throws {
         let fixture = try await Fixture.make()

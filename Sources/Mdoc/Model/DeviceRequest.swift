@@ -150,6 +150,34 @@ public struct DocRequest: Sendable, Hashable {
         }
     }
 
+    /// Verifies readerAuth's signature over ReaderAuthenticationBytes for
+    /// `sessionTranscript` under the key of the certificate it carries, and nothing about
+    /// that certificate: the request was signed, for this session, by whoever holds that
+    /// certificate's key. It is what a holder without reader trust anchors can check, so
+    /// that a request cannot borrow another reader's public certificate; with anchors,
+    /// ``verifyReaderAuthentication(sessionTranscript:trustAnchors:at:policy:)`` checks the
+    /// chain too.
+    /// - Returns: the certificate whose key signed (the first of x5chain).
+    /// - Throws: `readerAuthenticationMissing`; `readerAuthenticationFailed` (no
+    ///   x5chain, an unprotected alg, a bad signature); `untrustedReader(.unsupportedLeafKey)`.
+    @discardableResult
+    public func verifyReaderSignature(sessionTranscript: SessionTranscript) throws(MdocError) -> X509Certificate {
+        guard let readerAuth else { throw .readerAuthenticationMissing }
+        guard let der = readerAuth.headers.x5chainDER.first, let certificate = try? X509Certificate(derEncoded: der) else {
+            throw .readerAuthenticationFailed(.invalidCertificate)
+        }
+        let key: PublicKey
+        do { key = try certificate.publicKey } catch { throw .untrustedReader(.unsupportedLeafKey) }
+        do {
+            try readerAuth.verify(publicKey: key, detachedPayload: Self.readerAuthenticationBytes(sessionTranscript: sessionTranscript,
+                                                                                                itemsRequest: itemsRequest),
+                                  requireProtectedAlgorithm: true)
+        } catch {
+            throw .readerAuthenticationFailed(error)
+        }
+        return certificate
+    }
+
     /// The reader certificate carried in readerAuth (not validated; see
     /// ``verifyReaderAuthentication(sessionTranscript:trustAnchors:at:policy:)``).
     public var readerCertificate: X509Certificate? {

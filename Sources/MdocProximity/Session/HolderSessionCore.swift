@@ -235,11 +235,19 @@ public struct HolderSessionCore: Sendable {
         do { request = try DeviceRequest(encoded: plaintext) } catch {
             return fail(.invalidMessage(.deviceRequest(error)), status: .cborDecodingError)
         }
-        if readerTrustAnchors != nil || requireReaderAuthentication, let transcript = sessionTranscript {
+        if let transcript = sessionTranscript {
+            // With anchors (or when required), the chain and the signature; without, the
+            // signature under the certificate the request carries, so that no request
+            // shows another reader's (public) certificate as its own.
+            let checksChain = readerTrustAnchors != nil || requireReaderAuthentication
             for docRequest in request.docRequests where docRequest.readerAuth != nil || requireReaderAuthentication {
                 do {
-                    _ = try docRequest.verifyReaderAuthentication(sessionTranscript: transcript,
-                                                                  trustAnchors: readerTrustAnchors ?? [], at: time)
+                    if checksChain {
+                        _ = try docRequest.verifyReaderAuthentication(sessionTranscript: transcript,
+                                                                      trustAnchors: readerTrustAnchors ?? [], at: time)
+                    } else {
+                        _ = try docRequest.verifyReaderSignature(sessionTranscript: transcript)
+                    }
                 } catch {
                     return fail(.readerAuthenticationFailed(error), status: .cborDecodingError)
                 }
