@@ -5,6 +5,24 @@ import WalletRuntime
 
 @Suite("Transports: in-memory and TCP loopback")
 struct TransportTests {
+    @Test("NFC data transfer: each SELECT's link replaces the one waiting, so the newest is accepted and the stale ones are closed")
+    func nfcLinksKeepTheNewest() async throws {
+        let listener = NFCDataTransferListener(endpoint: .nfc(maxCommandDataLength: 255, maxResponseDataLength: 256), clock: SystemClock())
+        let links = (0..<3).map { _ in NFCDataTransferLink(clock: SystemClock()) }
+        for link in links { listener.offer(link) }
+        #expect(listener.queuedLinks == 1)
+        for stale in links.dropLast() {
+            await #expect(throws: ProximityError.connectionClosed) { try await stale.send([1]) }
+        }
+        let accepted = try await listener.accept(timeout: nil)
+        #expect((accepted as? NFCDataTransferLink) === links[2])
+        try await links[2].send([2])
+        await listener.close()
+        let late = NFCDataTransferLink(clock: SystemClock())
+        listener.offer(late)
+        await #expect(throws: ProximityError.connectionClosed) { try await late.send([3]) }
+    }
+
     static func exchange(_ a: any MdocTransport, _ b: any MdocTransport) async throws {
         let sizes = [0, 1, 4096, 300_000]
         for size in sizes {

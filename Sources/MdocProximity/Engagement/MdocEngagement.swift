@@ -92,9 +92,16 @@ final class NFCDataTransferListener: MdocTransportListener {
         self.links = Mailbox(clock: clock)
     }
 
+    /// Offers the link a SELECT of the data-transfer application opened. Each SELECT
+    /// closes the link before it, so only the newest waits to be accepted: older ones,
+    /// queued while a negotiated handover had not yet chosen NFC, are dropped.
     func offer(_ link: NFCDataTransferLink) {
-        if !links.push(link) { link.close(reason: .connectionClosed) }
+        guard let replaced = links.pushReplacing(link) else { return link.close(reason: .connectionClosed) }
+        for stale in replaced { stale.close(reason: .connectionClosed) }
     }
+
+    /// How many links wait to be accepted (for tests).
+    var queuedLinks: Int { links.bufferedCount }
 
     func accept(timeout: Duration?) async throws(ProximityError) -> any MdocTransport {
         try await links.next(timeout: timeout)

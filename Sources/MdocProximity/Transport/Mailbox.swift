@@ -71,6 +71,25 @@ final class Mailbox<Element: Sendable>: Sendable {
         return accepted
     }
 
+    /// Delivers `value` to the first waiter, or queues it in place of what is queued
+    /// (only the newest value matters). Returns the values it replaced, or nil (keeping
+    /// nothing) once the mailbox has ended.
+    func pushReplacing(_ value: Element) -> [Element]? {
+        let (accepted, served, replaced) = state.withLock { state -> (Bool, Waiter?, [Element]) in
+            guard state.end == nil else { return (false, nil, []) }
+            if !state.waiters.isEmpty { return (true, state.waiters.removeFirst(), []) }
+            let replaced = Array(state.buffer[state.head...])
+            state.buffer = [value]
+            state.head = 0
+            return (true, nil, replaced)
+        }
+        if let served {
+            served.timer?.cancel()
+            served.continuation.resume(returning: .success(value))
+        }
+        return accepted ? replaced : nil
+    }
+
     /// Ends the mailbox: queued values are still handed out, then every receive
     /// fails with `error`. Only the first end counts.
     func finish(_ error: ProximityError = .connectionClosed) {
@@ -107,6 +126,9 @@ final class Mailbox<Element: Sendable>: Sendable {
 
     /// Whether the mailbox has ended.
     var isFinished: Bool { state.withLock { $0.end != nil } }
+
+    /// How many values are queued.
+    var bufferedCount: Int { state.withLock { $0.bufferedCount } }
 
     /// Receivers waiting now (for tests).
     var waiterCount: Int { state.withLock { $0.waiters.count } }
