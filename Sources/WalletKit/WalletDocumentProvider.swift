@@ -70,7 +70,12 @@ extension Wallet {
         var seen = Set<String>()
         for docRequest in request.docRequests {
             let items = docRequest.itemsRequest
-            guard seen.insert(items.docType).inserted, consent.elements.contains(where: { $0.docType == items.docType }) else { continue }
+            // A docType is answered (and an instance spent) only when the consent releases
+            // an element one of its requests asks for.
+            let requests = request.docRequests.map(\.itemsRequest).filter { $0.docType == items.docType }
+            guard seen.insert(items.docType).inserted, consent.elements.contains(where: { element in
+                requests.contains { $0.requests(nameSpace: element.nameSpace, identifier: element.identifier) } && element.docType == items.docType
+            }) else { continue }
             let id: CredentialId
             if let named = chosen[items.docType] { id = named } else { id = try await presentableMdoc(of: items.docType) }
             let consumed: ConsumedInstance
@@ -85,8 +90,7 @@ extension Wallet {
             }
             documents.append(.init(credentialId: id, issuerSigned: issuerSigned, signer: consumed.signer))
             disclosed.append(.init(credentialId: id, docType: items.docType, raw: consumed.instance.raw,
-                                   paths: Self.released(consent, by: request.docRequests.map(\.itemsRequest).filter { $0.docType == items.docType },
-                                                        from: issuerSigned)))
+                                   paths: Self.released(consent, by: requests, from: issuerSigned)))
         }
         guard let first = documents.first else {
             throw .noMatchingCredential(docType: request.docRequests.first?.itemsRequest.docType ?? "")

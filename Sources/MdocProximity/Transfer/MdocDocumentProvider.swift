@@ -6,7 +6,8 @@ import WalletCrypto
 ///
 /// Nothing leaves the wallet without an explicit selection: ``consent(for:)`` has no
 /// default, and an element the selection does not name is reported to the reader as
-/// not returned (ISO 18013-5 §8.3.2.1.2.2, error code 0), never sent.
+/// not returned (ISO 18013-5 §8.3.2.1.2.2, error code 0), never sent. A requested
+/// document the selection releases nothing of is not sent at all (a DocumentError).
 public protocol MdocDocumentProvider: Sendable {
     /// The stored credentials that may answer `request` (the first per docType is used).
     func credentials(for request: DeviceRequest) async throws(DocumentProviderError) -> [IssuerSigned]
@@ -56,7 +57,7 @@ public struct ConsentSelection: Hashable, Sendable {
     /// A selection of exactly `elements`.
     public init(elements: Set<ReleasedElement>) { self.elements = elements }
 
-    /// Releases nothing (every requested element is reported as not returned).
+    /// Releases nothing (every requested document is answered with a DocumentError).
     public static let nothing = ConsentSelection(elements: [])
 
     /// Every element `request` asks for: for a screen where the user confirmed the
@@ -80,11 +81,20 @@ public struct ConsentSelection: Hashable, Sendable {
     }
 
     /// The selection by docType and namespace, the shape `DeviceResponseBuilder` takes:
-    /// every docType of `request` has an entry, empty when nothing of it is released.
+    /// a docType has an entry only when the selection releases an element that one of
+    /// its document requests asks for. Any other requested docType is declined as a
+    /// whole (a DocumentError): a document with no element would still show the reader
+    /// the credential's issuerAuth (its issuer, validity and device key) and a fresh
+    /// device signature, which the user did not release.
     func byDocType(for request: DeviceRequest) -> [String: [String: Set<String>]] {
         var result: [String: [String: Set<String>]] = [:]
-        for docRequest in request.docRequests { result[docRequest.itemsRequest.docType] = [:] }
-        for element in elements { result[element.docType, default: [:]][element.nameSpace, default: []].insert(element.identifier) }
+        for element in elements {
+            let requested = request.docRequests.contains { docRequest in
+                docRequest.itemsRequest.docType == element.docType
+                    && docRequest.itemsRequest.requests(nameSpace: element.nameSpace, identifier: element.identifier)
+            }
+            if requested { result[element.docType, default: [:]][element.nameSpace, default: []].insert(element.identifier) }
+        }
         return result
     }
 }
