@@ -221,6 +221,56 @@ struct CredentialStoreTests {
         #expect(try #require(try await store.credential(id: "rot")).instances.map(\.useCount) == [Int.max])
     }
 
+    @Test("an instance whose key is gone is marked and passed over, one-time or rotating; the credential keeps serving")
+    func instanceWithoutKey() async throws {
+        for use in [KeyUse.oneTime, .rotate] {
+            let (store, area) = try makeStore()
+            try await store.save(try await issue("c", count: 3, use: use, area: area))
+            try await area.deleteKey(alias: "c-0")
+            try await area.deleteKey(alias: "c-1")
+            #expect(try await store.consumeInstance(of: "c").instance.keyAlias == "c-2", "\(use)")
+            #expect(try await store.remainingInstances(of: "c") == (use == .oneTime ? 0 : 1), "\(use)")
+            if use == .rotate {
+                #expect(try await store.consumeInstance(of: "c").instance.keyAlias == "c-2")
+            } else {
+                await #expect(throws: StorageError.noInstancesLeft(credentialId: "c")) { _ = try await store.consumeInstance(of: "c") }
+            }
+        }
+    }
+
+    @Test("an unlock that fails after a renewal took over the instance's index gives back nothing of the renewal's instance")
+    func giveBackByAlias() async throws {
+        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
+        let (release, releaseSignal) = AsyncStream<Void>.makeStream()
+        let area = ForwardingSecureArea(inner: inner, name: "slow unlock", signer: { alias, unlock throws(StorageError) in
+            guard alias == "c-0" else { return try await inner.signer(for: alias, unlock: unlock) }
+            enteredSignal.yield()
+            for await _ in release { break }
+            throw .authenticationRequired(alias: alias)
+        })
+        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
+        let first = try await issue("c", count: 2, use: .oneTime, area: inner)
+        try await store.save(first)
+        let waiting = Task { try await store.consumeInstance(of: "c") }
+        for await _ in entered { break }
+        // While c-0's unlock waits, a full renewal replaces both instances at indexes 0 and 1...
+        _ = try await inner.createKey(alias: "n-0")
+        _ = try await inner.createKey(alias: "n-1")
+        try await store.save(StoredCredential(id: "c", format: first.format, type: first.type, issuer: first.issuer,
+                                              instances: [CredentialInstance(index: 0, keyAlias: "n-0", raw: [0]),
+                                                          CredentialInstance(index: 1, keyAlias: "n-1", raw: [1])],
+                                              policy: first.policy))
+        // ...and the renewal's first instance is presented.
+        #expect(try await store.consumeInstance(of: "c").instance.keyAlias == "n-0")
+        releaseSignal.yield()
+        await #expect(throws: StorageError.authenticationRequired(alias: "c-0")) { _ = try await waiting.value }
+        // n-0 stays spent: the next presentation gets n-1, then none is left.
+        #expect(try #require(try await store.credential(id: "c")).instances.map(\.useCount) == [1, 0])
+        #expect(try await store.consumeInstance(of: "c").instance.keyAlias == "n-1")
+        await #expect(throws: StorageError.noInstancesLeft(credentialId: "c")) { _ = try await store.consumeInstance(of: "c") }
+    }
+
     @Test("a rotate credential keeps serving, least used first")
     func rotate() async throws {
         let (store, area) = try makeStore()
@@ -309,7 +359,7 @@ struct CredentialStoreTests {
         #expect(try #require(try await store.credential(id: "locked")).instances.map(\.useCount) == [1])
     }
 
-    @Test("a deferred credential has nothing to hand out; a missing key gives the instance back")
+    @Test("a deferred credential has nothing to hand out; an instance whose key is missing is passed over, never handed out")
     func deferredAndMissingKey() async throws {
         let (store, area) = try makeStore()
         try await store.save(StoredCredential(
@@ -318,8 +368,8 @@ struct CredentialStoreTests {
         await #expect(throws: StorageError.credentialDeferred(credentialId: "later")) { _ = try await store.consumeInstance(of: "later") }
         try await store.save(try await issue("one", count: 1, use: .oneTime, area: area))
         try await area.deleteKey(alias: "one-0")
-        await #expect(throws: StorageError.keyNotFound(alias: "one-0")) { _ = try await store.consumeInstance(of: "one") }
-        #expect(try await store.remainingInstances(of: "one") == 1)
+        await #expect(throws: StorageError.noInstancesLeft(credentialId: "one")) { _ = try await store.consumeInstance(of: "one") }
+        #expect(try await store.remainingInstances(of: "one") == 0)
         await #expect(throws: StorageError.credentialNotFound(id: "none")) { _ = try await store.consumeInstance(of: "none") }
     }
 

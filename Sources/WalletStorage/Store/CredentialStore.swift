@@ -351,17 +351,17 @@ public actor CredentialStore {
         try await deleteKeys(pending)
         let spent = try connection.query(
             """
-            SELECT i.credential_id, i.idx, i.key_alias FROM credential_instances i JOIN credentials c ON c.id = i.credential_id
+            SELECT i.credential_id, i.key_alias FROM credential_instances i JOIN credentials c ON c.id = i.credential_id
             WHERE c.key_use = 'one_time' AND i.use_count > 0 AND i.key_deleted = 0
             """)
         var count = pending.count
         for row in spent {
-            guard row.count == 3, let id = row[0].string, let index = row[1].int64, let alias = row[2].string,
-                  !inFlight.contains(alias) else { continue }
+            guard row.count == 2, let id = row[0].string, let alias = row[1].string, !inFlight.contains(alias) else { continue }
             do { try await secureArea.deleteKey(alias: alias) } catch .keyNotFound {}
+            // By alias: a save while the deletion ran may have given the index to another key.
             try connection.run(
-                "UPDATE credential_instances SET key_deleted = 1 WHERE credential_id = ? AND idx = ?",
-                [.text(id), .integer(index)])
+                "UPDATE credential_instances SET key_deleted = 1 WHERE credential_id = ? AND key_alias = ?",
+                [.text(id), .text(alias)])
             count += 1
         }
         return count
@@ -374,18 +374,68 @@ public actor CredentialStore {
     /// `.oneTime`: an instance never handed out before, each exactly once (even under
     /// concurrent calls); its key is deleted from the secure area before this returns,
     /// so the returned signer is the key's last use. When none is left,
-    /// `noInstancesLeft`. `.rotate`: the least-used instance (lowest index on ties).
+    /// `noInstancesLeft`. `.rotate`: the least-used instance (lowest index on ties). An
+    /// instance whose key the secure area no longer has (or has invalidated) is marked
+    /// and passed over for the next; any other unlock failure gives the instance back.
     public func consumeInstance(of id: String, unlock: (any KeyUnlockData)? = nil) async throws(StorageError) -> ConsumedInstance {
+        // An instance whose key is gone (deleted, or invalidated by the platform) is marked
+        // so and never chosen again; the next one is tried. Each round marks one, so the
+        // loop ends.
+        var gone = Set<String>()
+        while true {
+            let (instance, use) = try takeInstance(of: id)
+            inFlight.insert(instance.keyAlias)
+            defer { inFlight.remove(instance.keyAlias) }
+            let key: UnlockedKey
+            do {
+                // One unlock for both operations: one scrypt derivation, one user prompt.
+                key = try await secureArea.unlockedKey(alias: instance.keyAlias, unlock: unlock)
+            } catch let error where error == .keyNotFound(alias: instance.keyAlias) || error == .keyInvalidated(alias: instance.keyAlias) {
+                // The row is found by its alias, not its index: a renewal saved while the
+                // unlock ran may have given the index to a new instance. An instance that
+                // cannot be marked (or comes back) ends the search with the key's error.
+                guard gone.insert(instance.keyAlias).inserted, (try? connection.run(
+                    "UPDATE credential_instances SET key_deleted = 1 WHERE credential_id = ? AND key_alias = ?",
+                    [.text(id), .text(instance.keyAlias)])) != nil else { throw error }
+                continue
+            } catch {
+                // The instance was not used after all (not unlocked): give it back.
+                _ = try? connection.run(
+                    "UPDATE credential_instances SET use_count = use_count - 1 WHERE credential_id = ? AND key_alias = ? AND use_count > 0",
+                    [.text(id), .text(instance.keyAlias)])
+                throw error
+            }
+            if use == .oneTime {
+                // A failure here leaves key_deleted = 0; purgeSpentKeys() retries. The instance
+                // itself is spent either way and is never handed out again, and nothing after
+                // this point throws: the caller holds the key's last use.
+                var deleted = true
+                do { try await secureArea.deleteKey(alias: instance.keyAlias) } catch .keyNotFound {} catch { deleted = false }
+                if deleted {
+                    _ = try? connection.run(
+                        "UPDATE credential_instances SET key_deleted = 1 WHERE credential_id = ? AND key_alias = ?",
+                        [.text(id), .text(instance.keyAlias)])
+                }
+            }
+            let remaining = (try? remainingInstances(of: id)) ?? 0
+            return ConsumedInstance(credentialId: id, instance: instance, signer: key.signer, keyAgreement: key.keyAgreement,
+                                    remaining: remaining)
+        }
+    }
+
+    /// Chooses and counts the use of an instance of credential `id` whose key is not
+    /// known to be gone: for `.oneTime` an unused one, for `.rotate` the least used.
+    private func takeInstance(of id: String) throws(StorageError) -> (CredentialInstance, KeyUse) {
         let now = clock.now
         // One synchronous transaction: no await inside, so no other call on this actor
         // interleaves, and BEGIN IMMEDIATE excludes other processes.
-        let (instance, use) = try connection.transaction { () throws(StorageError) -> (CredentialInstance, KeyUse) in
+        return try connection.transaction { () throws(StorageError) -> (CredentialInstance, KeyUse) in
             let rows = try connection.query("SELECT key_use, state FROM credentials WHERE id = ?", [.text(id)])
             guard let row = rows.first, row.count == 2, let use = row[0].string.flatMap(KeyUse.init(rawValue:)) else {
                 throw .credentialNotFound(id: id)
             }
             guard row[1].string == "issued" else { throw .credentialDeferred(credentialId: id) }
-            let order = use == .oneTime ? "AND use_count = 0 ORDER BY idx" : "ORDER BY use_count, idx"
+            let order = use == .oneTime ? "AND use_count = 0 AND key_deleted = 0 ORDER BY idx" : "AND key_deleted = 0 ORDER BY use_count, idx"
             let candidates = try connection.query(
                 "SELECT credential_id, idx, key_alias, raw, use_count FROM credential_instances WHERE credential_id = ? \(order) LIMIT 1",
                 [.text(id)])
@@ -399,42 +449,16 @@ public actor CredentialStore {
             return (CredentialInstance(index: chosen.index, keyAlias: chosen.keyAlias, raw: chosen.raw,
                                        useCount: chosen.useCount + 1), use)
         }
-        inFlight.insert(instance.keyAlias)
-        defer { inFlight.remove(instance.keyAlias) }
-        let key: UnlockedKey
-        do {
-            // One unlock for both operations: one scrypt derivation, one user prompt.
-            key = try await secureArea.unlockedKey(alias: instance.keyAlias, unlock: unlock)
-        } catch {
-            // The instance was not used after all (no key, not unlocked): give it back.
-            _ = try? connection.run(
-                "UPDATE credential_instances SET use_count = use_count - 1 WHERE credential_id = ? AND idx = ? AND use_count > 0",
-                [.text(id), .integer(Int64(instance.index))])
-            throw error
-        }
-        if use == .oneTime {
-            // A failure here leaves key_deleted = 0; purgeSpentKeys() retries. The instance
-            // itself is spent either way and is never handed out again.
-            var deleted = true
-            do { try await secureArea.deleteKey(alias: instance.keyAlias) } catch .keyNotFound {} catch { deleted = false }
-            if deleted {
-                try connection.run(
-                    "UPDATE credential_instances SET key_deleted = 1 WHERE credential_id = ? AND idx = ?",
-                    [.text(id), .integer(Int64(instance.index))])
-            }
-        }
-        let remaining = try remainingInstances(of: id)
-        return ConsumedInstance(credentialId: id, instance: instance, signer: key.signer, keyAgreement: key.keyAgreement,
-                                remaining: remaining)
     }
 
-    /// How many instances can still be handed out: unused ones for `.oneTime`, all for `.rotate`.
+    /// How many instances can still be handed out: unused ones for `.oneTime`, all for
+    /// `.rotate`, except those whose key was found gone.
     public func remainingInstances(of id: String) throws(StorageError) -> Int {
         let rows = try connection.query("SELECT key_use FROM credentials WHERE id = ?", [.text(id)])
         guard let use = rows.first?.first?.string.flatMap(KeyUse.init(rawValue:)) else { throw .credentialNotFound(id: id) }
         let sql = use == .oneTime
-            ? "SELECT COUNT(*) FROM credential_instances WHERE credential_id = ? AND use_count = 0"
-            : "SELECT COUNT(*) FROM credential_instances WHERE credential_id = ?"
+            ? "SELECT COUNT(*) FROM credential_instances WHERE credential_id = ? AND use_count = 0 AND key_deleted = 0"
+            : "SELECT COUNT(*) FROM credential_instances WHERE credential_id = ? AND key_deleted = 0"
         return Int(try connection.query(sql, [.text(id)]).first?.first?.int64 ?? 0)
     }
 }
