@@ -282,9 +282,10 @@ extension IssuanceStorage {
         try await store.delete(id: stored.id)
         guard let context = stored.issuanceContext.flatMap(IssuanceContext.init(encoded:)) else { return }
         var doomed = context.pendingKeyAliases
-        if let alias = context.dpopKeyAlias {
+        if let alias = context.dpopKeyAlias, let others = try? await store.list() {
             // Credentials of one session share its DPoP key: it goes with the last of them.
-            let others = (try? await store.list()) ?? []
+            // A store that cannot be listed keeps it (the recovery sweep deletes it once no
+            // credential names it), rather than taking it from credentials that still bind it.
             let shared = others.contains { other in
                 other.issuanceContext.flatMap(IssuanceContext.init(encoded:))?.dpopKeyAlias == alias
             }

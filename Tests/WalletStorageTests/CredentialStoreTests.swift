@@ -271,6 +271,21 @@ struct CredentialStoreTests {
         await #expect(throws: StorageError.noInstancesLeft(credentialId: "c")) { _ = try await store.consumeInstance(of: "c") }
     }
 
+    @Test("text with a NUL inside is stored whole: an id a\\0b is not the id a")
+    func textWithNul() async throws {
+        let (store, area) = try makeStore()
+        let plain = try await issue("a", count: 1, use: .rotate, area: area)
+        try await store.save(plain)
+        let keyed = try await issue("ab", count: 1, use: .rotate, area: area)
+        try await store.save(StoredCredential(id: "a\0b", format: keyed.format, type: "t\0u", issuer: keyed.issuer,
+                                              instances: keyed.instances, policy: keyed.policy, refreshToken: "token\0tail"))
+        #expect(try await store.list().map(\.id).sorted() == ["a", "a\0b"])
+        #expect(try #require(try await store.credential(id: "a")).instances.map(\.keyAlias) == ["a-0"])
+        let read = try #require(try await store.credential(id: "a\0b"))
+        #expect(read.type == "t\0u" && read.refreshToken == "token\0tail" && read.instances.map(\.keyAlias) == ["ab-0"])
+        #expect(try await area.listKeys().count == 2)
+    }
+
     @Test("a rotate credential keeps serving, least used first")
     func rotate() async throws {
         let (store, area) = try makeStore()

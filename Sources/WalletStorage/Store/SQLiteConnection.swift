@@ -129,7 +129,18 @@ final class SQLiteConnection {
             case .null: status = sqlite3_bind_null(statement, index)
             case .integer(let number): status = sqlite3_bind_int64(statement, index, number)
             case .real(let number): status = sqlite3_bind_double(statement, index, number)
-            case .text(let text): status = sqlite3_bind_text(statement, index, text, -1, wallet_sqlite_transient())
+            case .text(let text):
+                // By byte count, not up to a NUL: a text with a NUL inside is bound whole.
+                var text = text
+                status = text.withUTF8 { utf8 in
+                    guard let base = utf8.baseAddress, !utf8.isEmpty else {
+                        return sqlite3_bind_text(statement, index, "", 0, wallet_sqlite_transient())
+                    }
+                    return UnsafeRawPointer(base).withMemoryRebound(to: CChar.self, capacity: utf8.count) { chars in
+                        sqlite3_bind_text64(statement, index, chars, sqlite3_uint64(utf8.count), wallet_sqlite_transient(),
+                                            UInt8(SQLITE_UTF8))
+                    }
+                }
             case .blob(let bytes):
                 if bytes.isEmpty {
                     status = sqlite3_bind_zeroblob(statement, index, 0)
@@ -149,7 +160,8 @@ final class SQLiteConnection {
         case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, index))
         case SQLITE_TEXT:
             guard let text = sqlite3_column_text(statement, index) else { return .text("") }
-            return .text(String(cString: text))
+            let count = Int(sqlite3_column_bytes(statement, index))
+            return .text(String(decoding: UnsafeRawBufferPointer(start: text, count: count), as: UTF8.self))
         case SQLITE_BLOB:
             let count = Int(sqlite3_column_bytes(statement, index))
             guard count > 0, let pointer = sqlite3_column_blob(statement, index) else { return .blob([]) }
