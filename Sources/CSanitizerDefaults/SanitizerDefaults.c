@@ -27,9 +27,20 @@
 //   released gives "Direct leak of 32 byte(s) ... formWeakReference". The known cost: an
 //   object really leaked is hidden too when its only root is its own side table; leaks of
 //   objects without weak references are reported as before.
+// - FoundationNetworking's timeout timer of a transfer cancelled while its body streams in
+//   (URLSessionHTTPClient ends a response that passes its size limit so): the timer's
+//   handler, an explicit DispatchWorkItem FoundationNetworking creates per transfer, is
+//   reported with the timer source it points to, 496 bytes per cancelled transfer, when
+//   the process runs on after the cancellation. The report's stack stops at
+//   DispatchWorkItem.init(qos:flags:block:) (libswiftDispatch has no frame pointers), so the
+//   entry names that initializer: the SDK creates no DispatchWorkItem of its own (its
+//   timers and queues pass plain closures), so only work items made by the toolchain's
+//   libraries are hidden. WalletRuntimeTests' "an endless body ... ends the exchange once
+//   it passes the limit" followed by any other suite reproduces it.
 __attribute__((used))
 const char *__lsan_default_suppressions(void) {
     return "leak:libcurl.so\n"
+           "leak:s8Dispatch0A8WorkItemC3qos5flags5block\n"
            "leak:libXCTest.so\n"
            "leak:CBORTests16VectorJSONReader\n"
            "leak:s10Foundation7ProcessC3runyyKF\n"
