@@ -164,15 +164,24 @@ struct TransactionLogTests {
         #expect(entry.claimValues == nil)
     }
 
-    @Test("proximity: the reader's certificate subject, trusted, the released elements only, completed; an instance is spent")
-    func proximity() async throws {
+    /// Parties, a reader the wallet trusts, and a wallet holding an mDL (its id).
+    static func proximityWallet() async throws -> (Parties, TestReader, Wallet, CredentialId) {
         let parties = try Parties.make()
         let reader = try TestReader.make()
         let wallet = try await Wallet(config: parties.config(proximity: ProximityConfig(connector: reader.holderConnector),
                                                                extraReaderAnchorsDer: [reader.root.derEncoded]))
-        let id = try await parties.issueMdl(into: wallet)
-        let released: Set<ReleasedElement> = [ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "family_name"),
-                                              ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "age_over_18")]
+        return (parties, reader, wallet, try await parties.issueMdl(into: wallet))
+    }
+
+    /// The mDL elements named, in the mDL namespace.
+    static func mdl(_ identifiers: String...) -> Set<ReleasedElement> {
+        Set(identifiers.map { ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: $0) })
+    }
+
+    @Test("proximity: the reader's certificate subject, trusted, the released elements only, completed; an instance is spent")
+    func proximity() async throws {
+        let (parties, reader, wallet, id) = try await Self.proximityWallet()
+        let released = Self.mdl("family_name", "age_over_18")
         let recorded = wallet.transactionLog.recorded
         let verified = try await reader.present(from: wallet, releasing: released, issuerAnchors: [parties.issuer.trustAnchors.iaca])
         #expect(verified.documents.first?.value(nameSpace: Parties.nameSpace, identifier: "family_name") == .textString("Mustermann"))
@@ -190,13 +199,8 @@ struct TransactionLogTests {
 
     @Test("proximity, two document requests of one docType: both are answered by the credential, and the log lists what either released")
     func proximitySameDocTypeTwice() async throws {
-        let parties = try Parties.make()
-        let reader = try TestReader.make()
-        let wallet = try await Wallet(config: parties.config(proximity: ProximityConfig(connector: reader.holderConnector),
-                                                               extraReaderAnchorsDer: [reader.root.derEncoded]))
-        let id = try await parties.issueMdl(into: wallet)
-        let released: Set<ReleasedElement> = [ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "family_name"),
-                                              ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "age_over_18")]
+        let (parties, reader, wallet, id) = try await Self.proximityWallet()
+        let released = Self.mdl("family_name", "age_over_18")
         let recorded = wallet.transactionLog.recorded
         let requests = [
             ItemsRequest(docType: Parties.mDLType, nameSpaces: [NameSpaced(Parties.nameSpace, [RequestedElement("age_over_18", false)])]),
@@ -214,13 +218,9 @@ struct TransactionLogTests {
 
     @Test("proximity, a response sent without ending the session, then a second request declined: declined, and the log lists the first response")
     func proximityResponseThenDecline() async throws {
-        let parties = try Parties.make()
-        let testReader = try TestReader.make()
-        let wallet = try await Wallet(config: parties.config(proximity: ProximityConfig(connector: testReader.holderConnector),
-                                                               extraReaderAnchorsDer: [testReader.root.derEncoded]))
-        let id = try await parties.issueMdl(into: wallet)
+        let (parties, testReader, wallet, id) = try await Self.proximityWallet()
         let recorded = wallet.transactionLog.recorded
-        let released: Set<ReleasedElement> = [ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "family_name")]
+        let released = Self.mdl("family_name")
         let engagement = try await wallet.proximity.createEngagement(.qr, config: wallet.engagementConfig)
         let holder = Task {
             var answered = 0
@@ -272,7 +272,7 @@ struct TransactionLogTests {
         _ = try await parties.issueMdl(into: wallet)
         let executorThread = await withTaskExecutorPreference(executor) { currentThread() }
         let threads = LockedBox<[pthread_t]>([])
-        let released: Set<ReleasedElement> = [ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "family_name")]
+        let released = Self.mdl("family_name")
         let recorded = wallet.transactionLog.recorded
         let verified = try await reader.present(from: wallet, releasing: released, issuerAnchors: [parties.issuer.trustAnchors.iaca]) {
             threads.withLock { $0.append(currentThread()) }
@@ -377,7 +377,7 @@ struct TransactionLogTests {
         #expect(try await wallet.credentials.remainingInstances(of: id) == 3)
         await wallet.proximity.closeAll()
 
-        let released: Set<ReleasedElement> = [ReleasedElement(docType: Parties.mDLType, nameSpace: Parties.nameSpace, identifier: "family_name")]
+        let released = Self.mdl("family_name")
         let verified = try await reader.present(from: wallet, releasing: released, issuerAnchors: [parties.issuer.trustAnchors.iaca])
         #expect(verified.documents.first?.value(nameSpace: Parties.nameSpace, identifier: "family_name") == .textString("Mustermann"))
         await wallet.proximity.closeAll()

@@ -13,6 +13,18 @@ struct CredentialStoreTests {
         return (try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider()), area)
     }
 
+    /// A store over an area whose key deletions fail while `deletes` says so; keys are
+    /// made in, and listed from, `inner`.
+    private func makeStoreWithSwitchedDeletes() throws -> (CredentialStore, SoftwareSecureArea, DeleteSwitch) {
+        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let deletes = DeleteSwitch()
+        let area = ForwardingSecureArea(inner: inner, name: "failing deletes", deleteKey: { alias throws(StorageError) in
+            guard await deletes.works else { throw .keyInvalidated(alias: alias) }
+            try await inner.deleteKey(alias: alias)
+        })
+        return (try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider()), inner, deletes)
+    }
+
     /// A credential whose instances have real keys in `area`.
     private func issue(_ id: String, count: Int, use: KeyUse, area: SoftwareSecureArea,
                        format: CredentialFormat = .sdJwtVc, type: String = "urn:eudi:pid:1",
@@ -157,13 +169,7 @@ struct CredentialStoreTests {
 
     @Test("a reissue whose replaced keys the secure area fails to delete is still saved; the keys wait for purgeSpentKeys")
     func saveWithFailingKeyDeletion() async throws {
-        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
-        let deletes = DeleteSwitch()
-        let area = ForwardingSecureArea(inner: inner, name: "failing deletes", deleteKey: { alias throws(StorageError) in
-            guard await deletes.works else { throw .keyInvalidated(alias: alias) }
-            try await inner.deleteKey(alias: alias)
-        })
-        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
+        let (store, inner, deletes) = try makeStoreWithSwitchedDeletes()
         let first = try await issue("pid", count: 2, use: .oneTime, area: inner)
         try await store.save(first)
         // The reissue keeps instance 1 and replaces instance 0's key with a new one.
@@ -186,13 +192,7 @@ struct CredentialStoreTests {
 
     @Test("a deletion whose keys the secure area fails to delete still stands; the keys wait for purgeSpentKeys")
     func deleteWithFailingKeyDeletion() async throws {
-        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
-        let deletes = DeleteSwitch()
-        let area = ForwardingSecureArea(inner: inner, name: "failing deletes", deleteKey: { alias throws(StorageError) in
-            guard await deletes.works else { throw .keyInvalidated(alias: alias) }
-            try await inner.deleteKey(alias: alias)
-        })
-        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
+        let (store, inner, deletes) = try makeStoreWithSwitchedDeletes()
         try await store.save(try await issue("pid", count: 2, use: .rotate, area: inner))
         await deletes.set(false)
         try await store.delete(id: "pid")
