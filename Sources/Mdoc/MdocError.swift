@@ -125,6 +125,10 @@ public struct MdocMalformation: Hashable, Sendable {
         case wrongType(expected: ExpectedType)
         /// An array has another number of elements than the standard gives it.
         case wrongElementCount(expected: Int, actual: Int)
+        /// An array holds more elements than this implementation accepts (`limit`), a
+        /// bound the standard leaves open and that keeps a peer from making the work
+        /// after decoding (signature checks, consent, the answer) grow without limit.
+        case tooManyElements(limit: Int)
         /// The members are present with the right types but break a rule of the standard
         /// (a SessionData with neither data nor status, an NFC option without its keys).
         case ruleViolated

@@ -68,16 +68,14 @@ extension Wallet {
         var documents: [WalletDocumentProvider.Document] = []
         var disclosed: [ProximityDisclosures.Document] = []
         var seen = Set<String>()
+        // A docType is answered (and an instance spent) only when the consent releases
+        // an element one of its requests asks for.
+        let released = consent.byDocType(for: request)
         for docRequest in request.docRequests {
-            let items = docRequest.itemsRequest
-            // A docType is answered (and an instance spent) only when the consent releases
-            // an element one of its requests asks for.
-            let requests = request.docRequests.map(\.itemsRequest).filter { $0.docType == items.docType }
-            guard seen.insert(items.docType).inserted, consent.elements.contains(where: { element in
-                requests.contains { $0.requests(nameSpace: element.nameSpace, identifier: element.identifier) } && element.docType == items.docType
-            }) else { continue }
+            let docType = docRequest.itemsRequest.docType
+            guard seen.insert(docType).inserted, let spaces = released[docType] else { continue }
             let id: CredentialId
-            if let named = chosen[items.docType] { id = named } else { id = try await presentableMdoc(of: items.docType) }
+            if let named = chosen[docType] { id = named } else { id = try await presentableMdoc(of: docType) }
             let consumed: ConsumedInstance
             do {
                 consumed = try await store.consumeInstance(of: id, unlock: await unlock?(id))
@@ -89,8 +87,8 @@ extension Wallet {
                 throw .storage(.corruptRecord(table: "credential_instances", key: id))
             }
             documents.append(.init(credentialId: id, issuerSigned: issuerSigned, signer: consumed.signer))
-            disclosed.append(.init(credentialId: id, docType: items.docType, raw: consumed.instance.raw,
-                                   paths: Self.released(consent, by: requests, from: issuerSigned)))
+            disclosed.append(.init(credentialId: id, docType: docType, raw: consumed.instance.raw,
+                                   paths: Self.paths(of: spaces, presentIn: issuerSigned)))
         }
         guard let first = documents.first else {
             throw .noMatchingCredential(docType: request.docRequests.first?.itemsRequest.docType ?? "")
@@ -109,17 +107,16 @@ extension Wallet {
         throw .noMatchingCredential(docType: docType)
     }
 
-    /// The `[namespace, element]` paths that leave the wallet: selected, requested (by any
-    /// of `requests`, the document requests of one docType: each is answered with the same
-    /// credential) and present.
-    static func released(_ consent: ConsentSelection, by requests: [ItemsRequest], from document: IssuerSigned) -> [ClaimPath] {
-        consent.elements
-            .filter { element in
-                requests.contains { items in
-                    element.docType == items.docType && items.requests(nameSpace: element.nameSpace, identifier: element.identifier)
-                } && document.items(in: element.nameSpace).contains { $0.item.elementIdentifier == element.identifier }
+    /// The `[namespace, element]` paths that leave the wallet: of `spaces` (the elements
+    /// of one docType both selected and requested, by namespace), those `document` holds.
+    static func paths(of spaces: [String: Set<String>], presentIn document: IssuerSigned) -> [ClaimPath] {
+        var paths: [ClaimPath] = []
+        for (nameSpace, identifiers) in spaces {
+            let present = Set(document.items(in: nameSpace).map(\.item.elementIdentifier))
+            for identifier in identifiers where present.contains(identifier) {
+                paths.append(ClaimPath([.key(nameSpace), .key(identifier)]))
             }
-            .map { ClaimPath([.key($0.nameSpace), .key($0.identifier)]) }
-            .sorted { $0.description < $1.description }
+        }
+        return paths.sorted { $0.description < $1.description }
     }
 }

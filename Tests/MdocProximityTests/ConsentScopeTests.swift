@@ -27,6 +27,34 @@ struct ConsentScopeTests {
                 == [SessionFixtures.mDL: [SessionFixtures.nameSpace: ["age_over_18"]], Self.pid: [Self.pid: ["family_name"]]])
     }
 
+    @Test("a request of many elements, asked twice: the selection and the answer stay exact (and linear in the request)")
+    func manyElements() async throws {
+        let fixtures = try await SessionFixtures.make()
+        let transcript = SessionTranscript(deviceEngagementEncoded: nil, eReaderKeyEncoded: nil, handover: .qr)
+        let signer = SoftwareSigner(fixtures.deviceKey)
+        // 30,000 identifiers, two of which the credential holds; the same ItemsRequest twice.
+        let identifiers = (0..<29_998).map { "absent_\($0)" } + ["family_name", "age_over_18"]
+        let items = SessionFixtures.request(identifiers)
+        let request = DeviceRequest(docRequests: [DocRequest(itemsRequest: items), DocRequest(itemsRequest: items)])
+        let everything = ConsentSelection.everythingRequested(by: request)
+        #expect(everything.elements.count == identifiers.count)
+        let released = everything.byDocType(for: request)
+        #expect(released == [SessionFixtures.mDL: [SessionFixtures.nameSpace: Set(identifiers)]])
+        let age = ReleasedElement(docType: SessionFixtures.mDL, nameSpace: SessionFixtures.nameSpace, identifier: "age_over_18")
+        let notAsked = ReleasedElement(docType: SessionFixtures.mDL, nameSpace: SessionFixtures.nameSpace, identifier: "portrait")
+        #expect(ConsentSelection(elements: [age, notAsked]).byDocType(for: request)
+                == [SessionFixtures.mDL: [SessionFixtures.nameSpace: ["age_over_18"]]])
+        let response = try await DeviceResponseBuilder.respond(
+            to: request, with: [fixtures.credential], sessionTranscript: transcript, consented: released,
+            authentication: { _ in .signature(signer) })
+        #expect(response.documents.count == 2)
+        for document in response.documents {
+            let sent = document.issuerSigned.items(in: SessionFixtures.nameSpace).map(\.item.elementIdentifier)
+            #expect(sent == ["family_name", "age_over_18"])
+            #expect(document.errors.first?.elements.count == 29_998)
+        }
+    }
+
     @Test("a requested document the consent releases nothing of is a DocumentError, not an empty document")
     func nothingReleasedIsNotSent() async throws {
         let fixtures = try await SessionFixtures.make()

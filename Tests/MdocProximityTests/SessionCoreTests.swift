@@ -151,6 +151,21 @@ struct SessionCoreTests {
         #expect(signed.phase == .awaitingConsent)
     }
 
+    // MARK: Bounds on a request
+
+    @Test("a request of more document requests than DeviceRequest.maximumDocumentRequests ends the session before consent, status 11")
+    func tooManyDocumentRequests() async throws {
+        let limit = DeviceRequest.maximumDocumentRequests
+        let (atLimit, _) = try await Self.receive(signedBy: Array(repeating: nil, count: limit), anchors: nil, require: false)
+        #expect(atLimit.phase == .awaitingConsent)
+        #expect(atLimit.deviceRequest?.docRequests.count == limit)
+        let (holder, effects) = try await Self.receive(signedBy: Array(repeating: nil, count: limit + 1), anchors: nil, require: false)
+        #expect(holder.phase == .ended)
+        #expect(holder.ending == .failed(.invalidMessage(.deviceRequest(.malformed(MdocMalformation("docRequests", .tooManyElements(limit: limit)))))))
+        #expect(effects.contains(.send(SessionData(status: .cborDecodingError).encodedBytes)))
+        #expect(!effects.contains { if case .publish(.documentsSelectionProcessStart) = $0 { true } else { false } })
+    }
+
     // MARK: A carrier that stops taking messages
 
     // The response is the session's last message (the core has ended) and its send never

@@ -54,12 +54,15 @@ public struct DeviceResponseBuilder: Sendable {
         var errors: [NameSpaced<ElementError>] = []
         for requestedSpace in request.nameSpaces {
             let nameSpace = requestedSpace.nameSpace
-            let available = credential.items(in: nameSpace)
+            // By identifier (the first of each), so that the work stays linear in a
+            // request of many elements.
+            let available = Dictionary(credential.items(in: nameSpace).map { ($0.item.elementIdentifier, $0) },
+                                       uniquingKeysWith: { first, _ in first })
             var items: [IssuerSignedItemBytes] = []
             var missing: [ElementError] = []
             for identifier in requestedSpace.elements.map(\.identifier) {
                 let allowed = consented.map { $0[nameSpace]?.contains(identifier) == true } ?? true
-                if allowed, let item = available.first(where: { $0.item.elementIdentifier == identifier }) {
+                if allowed, let item = available[identifier] {
                     items.append(item)
                 } else if !deviceNameSpaces.nameSpaces.contains(where: { space in
                     space.nameSpace == nameSpace && space.elements.contains { $0.identifier == identifier }

@@ -221,15 +221,24 @@ public struct DeviceRequest: Sendable, Hashable {
         encodedBytes = splice.bytes
     }
 
+    /// The most document requests a parsed request may hold. ISO 18013-5 sets no
+    /// bound; readers ask for a few documents, and each request costs the holder a
+    /// readerAuth check, a consent entry and, once accepted, a document with a device
+    /// signature: a bound keeps a 16 MiB request from costing hours or gigabytes.
+    public static let maximumDocumentRequests = 64
+
     /// Parses a DeviceRequest, keeping exact bytes of every part.
-    /// - Throws: `cbor` / `malformed` (status 11), `unsupportedVersion`, `cose`.
+    /// - Throws: `cbor` / `malformed` (status 11; `tooManyElements` past
+    ///   ``maximumDocumentRequests``), `unsupportedVersion`, `cose`.
     public init(encoded bytes: [UInt8]) throws(MdocError) {
         let item = try MdocDecoding.item(bytes)
         version = try item.required("version", in: "DeviceRequest").text("DeviceRequest version")
         guard version.hasPrefix("1.") else { throw .unsupportedVersion(version) }
-        docRequests = try item.required("docRequests", in: "DeviceRequest").requiredArray("docRequests").map {
-            element throws(MdocError) in try DocRequest(item: element)
+        let requests = try item.required("docRequests", in: "DeviceRequest").requiredArray("docRequests")
+        guard requests.count <= Self.maximumDocumentRequests else {
+            throw .malformed(MdocMalformation("docRequests", .tooManyElements(limit: Self.maximumDocumentRequests)))
         }
+        docRequests = try requests.map { element throws(MdocError) in try DocRequest(item: element) }
         encodedBytes = bytes
     }
 }

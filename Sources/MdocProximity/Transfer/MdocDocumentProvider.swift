@@ -82,18 +82,16 @@ public struct ConsentSelection: Hashable, Sendable {
 
     /// The selection by docType and namespace, the shape `DeviceResponseBuilder` takes:
     /// a docType has an entry only when the selection releases an element that one of
-    /// its document requests asks for. Any other requested docType is declined as a
-    /// whole (a DocumentError): a document with no element would still show the reader
-    /// the credential's issuerAuth (its issuer, validity and device key) and a fresh
-    /// device signature, which the user did not release.
-    func byDocType(for request: DeviceRequest) -> [String: [String: Set<String>]] {
+    /// its document requests asks for, and the entry holds only such elements. Any other
+    /// requested docType is declined as a whole (a DocumentError): a document with no
+    /// element would still show the reader the credential's issuerAuth (its issuer,
+    /// validity and device key) and a fresh device signature, which the user did not
+    /// release. Linear in the sizes of the request and the selection.
+    public func byDocType(for request: DeviceRequest) -> [String: [String: Set<String>]] {
+        let requested = Self.everythingRequested(by: request).elements
         var result: [String: [String: Set<String>]] = [:]
-        for element in elements {
-            let requested = request.docRequests.contains { docRequest in
-                docRequest.itemsRequest.docType == element.docType
-                    && docRequest.itemsRequest.requests(nameSpace: element.nameSpace, identifier: element.identifier)
-            }
-            if requested { result[element.docType, default: [:]][element.nameSpace, default: []].insert(element.identifier) }
+        for element in elements where requested.contains(element) {
+            result[element.docType, default: [:]][element.nameSpace, default: []].insert(element.identifier)
         }
         return result
     }
