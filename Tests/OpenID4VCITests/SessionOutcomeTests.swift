@@ -248,6 +248,47 @@ struct SessionOutcomeTests {
         await #expect(throws: StorageError.noInstancesLeft(credentialId: id)) { _ = try await store.consumeInstance(of: id) }
     }
 
+    @Test("a credential deleted while its renewal waits for the issuer stays deleted; the renewal's keys go")
+    func reissueOfDeletedCredential() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 5))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        guard let id = try await Self.issueRenewable(wallet, issuer, batchSize: 2) else { return }
+        let store = wallet.storage.store
+        _ = try await store.consumeInstance(of: id)
+        let deleted = LockedBox(false)
+        issuer.options.onCredentialRequest = {
+            if (try? await store.delete(id: id)) != nil { deleted.withLock { $0 = true } }
+        }
+        #expect(try await terminalState(of: wallet.client.reissue(id)) == .failed(.storage(.credentialNotFound(id: id))))
+        #expect(deleted.withLock { $0 })
+        #expect(try await store.credential(id: id) == nil)
+        #expect(try await store.list().isEmpty)
+        // No holder key is left: neither the deleted record's nor the renewal's (only the
+        // session's DPoP key, which the store's own deletion does not know of).
+        #expect(try await wallet.keyAliases().count == 1)
+    }
+
+    @Test("a refresh token the server rotates is stored at once: a renewal failing after the token step keeps the new one")
+    func rotatedRefreshTokenSurvivesFailure() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 2))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        guard let id = try await Self.issueRenewable(wallet, issuer, batchSize: 2) else { return }
+        let store = wallet.storage.store
+        let original = try #require(try await store.credential(id: id))
+        let spent = try #require(original.refreshToken)
+        issuer.options.faults["/credential"] = [jsonResponse(500, ["error": "server_error"])]
+        guard case .failed = try await terminalState(of: wallet.client.reissue(id)) else { Issue.record("renewed"); return }
+        let rotated = try #require(try await store.credential(id: id)?.refreshToken)
+        #expect(rotated != spent)
+        // Everything else of the record is as it was.
+        let after = try #require(try await store.credential(id: id))
+        #expect(after.instances == original.instances && after.issuanceContext == original.issuanceContext)
+        // The next renewal presents the rotated token, not the spent one.
+        #expect(try await terminalState(of: wallet.client.reissue(id)) == .completed(IssuanceResult(issued: [id])))
+        let refresh = formPairs(try #require(issuer.requests(to: "/token").last?.body))
+        #expect(refresh.contains { $0 == ("refresh_token", rotated) })
+    }
+
     @Test("a credential without a refresh token cannot be reissued")
     func reissueWithoutRefreshToken() async throws {
         let issuer = try TestIssuer()

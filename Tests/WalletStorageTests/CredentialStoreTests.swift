@@ -61,6 +61,30 @@ struct CredentialStoreTests {
         #expect(try await store.credential(id: "absent") == nil)
     }
 
+    @Test("replace saves over a stored credential only: a deleted one stays deleted and its keys are not touched")
+    func replaceOnlyWhatIsStored() async throws {
+        let (store, area) = try makeStore()
+        let original = try await issue("renewed", count: 2, use: .oneTime, area: area)
+        try await store.save(original)
+        let renewal = try await issue("renewed-2", count: 1, use: .oneTime, area: area)
+        let renewed = StoredCredential(id: "renewed", format: .sdJwtVc, type: original.type, issuer: original.issuer,
+                                       instances: renewal.instances, policy: original.policy)
+        try await store.replace(renewed)
+        #expect(try await store.credential(id: "renewed")?.instances.map(\.keyAlias) == ["renewed-2-0"])
+        // The replaced instances' keys went; the renewal's stays.
+        #expect(try await area.listKeys().map(\.alias) == ["renewed-2-0"])
+        try await store.delete(id: "renewed")
+        await #expect(throws: StorageError.credentialNotFound(id: "renewed")) { try await store.replace(renewed) }
+        #expect(try await store.credential(id: "renewed") == nil)
+        #expect(try await store.list().isEmpty)
+        // The same record is saved by save, which creates what is not there.
+        let other = try await issue("other", count: 1, use: .oneTime, area: area)
+        await #expect(throws: StorageError.credentialNotFound(id: "other")) { try await store.replace(other) }
+        #expect(try await area.listKeys().map(\.alias) == ["other-0"])
+        try await store.save(other)
+        #expect(try await store.credential(id: "other") != nil)
+    }
+
     @Test("invalid credentials are refused before anything is written")
     func validation() async throws {
         let (store, _) = try makeStore()

@@ -115,7 +115,14 @@ struct IssuanceFlow: Sendable {
         case attestKeys([KeyInfo], nonce: String?)
         case signProofs(ProofJob)
         case createResponseKey
-        case save([StoredCredential])
+        /// Stores `credentials`; the one whose id is `renewing` (the credential a reissue
+        /// or a deferred resumption read at its start) only over its stored record, so
+        /// that a credential deleted meanwhile stays deleted.
+        case save([StoredCredential], renewing: String?)
+        /// Stores a refresh token the server rotated during the renewal of credential
+        /// `id` at once, so that a renewal failing later does not leave the spent one.
+        /// Best effort; nothing is reported back.
+        case storeRefreshToken(id: String, token: String)
         /// The resumed deferred transaction of credential `id` was answered with a
         /// credential the wallet refused. A transaction id is spent once it has been used
         /// to obtain a credential (OpenID4VCI 1.0 §9.3, `invalid_transaction_id`), so the
@@ -640,8 +647,12 @@ struct IssuanceFlow: Sendable {
         self.token = token
         accessToken = token.accessToken
         tokenIsDPoPBound = token.isDPoPBound
+        var rotated: [Effect] = []
         if case .reissue(let stored, _) = mode {
             refreshToken = token.refreshToken ?? stored.refreshToken
+            if let fresh = token.refreshToken, fresh != stored.refreshToken {
+                rotated = [.storeRefreshToken(id: stored.id, token: fresh)]
+            }
         } else {
             refreshToken = token.refreshToken
         }
@@ -652,7 +663,7 @@ struct IssuanceFlow: Sendable {
             targets = identifiers.isEmpty ? [Target(identifier: nil)] : identifiers.map { Target(identifier: $0) }
         }
         current = 0
-        return try beginTarget()
+        return rotated + (try beginTarget())
     }
 
     /// Records a `DPoP-Nonce` the server sent; returns whether one came.
@@ -1082,7 +1093,11 @@ struct IssuanceFlow: Sendable {
         keptKeys = keep
         notifications = outcomes.compactMap { $0.isDeferred ? nil : $0.notificationId }
         phase = .saving
-        return [.save(credentials)]
+        let renewing: String? = switch mode {
+        case .deferred(let stored, _), .reissue(let stored, _): stored.id
+        case .offer, .issuer: nil
+        }
+        return [.save(credentials, renewing: renewing)]
     }
 
     /// Whether this session created the DPoP key (rather than reusing a stored credential's).

@@ -147,6 +147,11 @@ private final class SessionDriver: Sendable {
             case .abandonDeferred(let id):
                 await abandonDeferred(id, storage: storage)
                 continue
+            case .storeRefreshToken(let id, let token):
+                do { try await storage.store.updateRefreshToken(of: id, to: token) } catch {
+                    environment.logger.warning("could not store the rotated refresh token of \(id): \(error)", module: "OpenID4VCI")
+                }
+                continue
             case .finish(let state, let keep, let discard):
                 await finish(state, keep: keep, discard: discard, ledger: ledger, storage: storage)
                 return
@@ -170,9 +175,9 @@ private final class SessionDriver: Sendable {
                 input = await signProofs(job, ledger: ledger, storage: storage)
             case .createResponseKey:
                 do { input = .responseKey(try JweRecipientKey.generate()) } catch { input = .failed(error) }
-            case .save(let credentials):
+            case .save(let credentials, let renewing):
                 ledger.storing = true
-                input = await save(credentials, storage: storage)
+                input = await save(credentials, renewing: renewing, storage: storage)
             }
             if isCancelled && !ledger.storing { continue }
             pending = flow.handle(input, at: environment.clock.now)
@@ -294,12 +299,19 @@ private final class SessionDriver: Sendable {
         return .proofsSigned(proofs)
     }
 
-    private func save(_ credentials: [StoredCredential], storage: IssuanceStorage) async -> IssuanceFlow.Input {
+    private func save(_ credentials: [StoredCredential], renewing: String?, storage: IssuanceStorage) async -> IssuanceFlow.Input {
         var saved: [String] = []
         for credential in credentials {
-            let existed = (try? await storage.store.credential(id: credential.id)) != nil
+            var existed = credential.id == renewing
+            if !existed { existed = (try? await storage.store.credential(id: credential.id)) != nil }
             do {
-                try await storage.store.save(credential)
+                // A renewed credential the user deleted during the session stays deleted:
+                // the session fails with `.storage(.credentialNotFound)` and its new keys go.
+                if credential.id == renewing {
+                    try await storage.store.replace(credential)
+                } else {
+                    try await storage.store.save(credential)
+                }
                 if !existed { saved.append(credential.id) }
             } catch {
                 for id in saved { try? await storage.store.delete(id: id) }

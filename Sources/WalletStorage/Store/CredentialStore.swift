@@ -106,6 +106,20 @@ public actor CredentialStore {
     /// the meantime, and a one-time instance is never handed out twice.
     @discardableResult
     public func save(_ credential: StoredCredential) async throws(StorageError) -> StoredCredential {
+        try await write(credential, mustExist: false)
+    }
+
+    /// Saves `credential` over the stored one with the same id, as ``save(_:)`` does, and
+    /// only if one is still stored: for a renewal, which read the record earlier and must
+    /// not bring back a credential the user deleted meanwhile.
+    /// - Throws: `credentialNotFound` when no credential has the id (the store is left
+    ///   unchanged); otherwise as ``save(_:)``.
+    @discardableResult
+    public func replace(_ credential: StoredCredential) async throws(StorageError) -> StoredCredential {
+        try await write(credential, mustExist: true)
+    }
+
+    private func write(_ credential: StoredCredential, mustExist: Bool) async throws(StorageError) -> StoredCredential {
         try Self.validate(credential)
         let now = clock.now
         let token = try credential.refreshToken.map { (token) throws(StorageError) in
@@ -122,6 +136,7 @@ public actor CredentialStore {
             // A new id has no instances (the foreign key keeps instances with their
             // credential), so there is nothing to read back or delete for it.
             let replacing = !existing.isEmpty
+            guard replacing || !mustExist else { throw .credentialNotFound(id: credential.id) }
             let oldInstances = replacing ? try connection.query(
                 "SELECT key_alias, use_count, last_used_at, key_deleted FROM credential_instances WHERE credential_id = ?",
                 [.text(credential.id)]) : []
@@ -188,6 +203,18 @@ public actor CredentialStore {
             display: credential.display, instances: instances, policy: credential.policy,
             state: credential.state, refreshToken: credential.refreshToken, issuanceContext: credential.issuanceContext,
             createdAt: createdAt, updatedAt: now)
+    }
+
+    /// Stores `refreshToken` (encrypted, as ``save(_:)`` does) as the refresh token of
+    /// credential `id`, changing nothing else: for a renewal whose authorization server
+    /// rotated the token, which must keep the new one even when the renewal then fails
+    /// (the old one is spent, and a server that detects its reuse revokes the grant).
+    /// - Throws: `credentialNotFound` when no credential has the id.
+    public func updateRefreshToken(of id: String, to refreshToken: String) throws(StorageError) {
+        let wrapped = try wrapping.wrap(Array(refreshToken.utf8), aad: Self.refreshTokenAAD(id))
+        let changed = try connection.run("UPDATE credentials SET refresh_token = ?, updated_at = ? WHERE id = ?",
+                                         [.blob(wrapped), .real(clock.now.timeIntervalSince1970), .text(id)])
+        guard changed == 1 else { throw .credentialNotFound(id: id) }
     }
 
     // MARK: Read
