@@ -218,6 +218,9 @@ public enum StateFailure: Hashable, Sendable {
     case noRequestPending
     /// No response is expected now (none was accepted, or one was already sent).
     case noResponseExpected
+    /// The request given is not the one the reader sent in this session (a response
+    /// answers the pending request only).
+    case requestMismatch
     /// The session has ended.
     case sessionEnded
     /// The reader has not engaged a holder yet.

@@ -159,6 +159,31 @@ struct LifecycleTests {
         await manager.closeAll()
     }
 
+    // MARK: The response answers the pending request
+
+    @Test("createResponse refuses a request other than the one the reader sent; the pending one is then answered")
+    func responseToAnotherRequest() async throws {
+        let fixtures = try await SessionFixtures.make()
+        let (holder, readerSide) = Carrier.inMemory.connectors()
+        let manager = MdocEngagementManager(connector: holder)
+        let engagement = try await manager.createEngagement(.qr, config: testConfig)
+        let prompt = Self.consentPrompt(on: manager, engagement: engagement.id)
+        let reader = try MdocReader(connector: readerSide, trustAnchors: [fixtures.iaca], messageTimeout: hangGuard)
+        try await reader.engage(qrCodeUri: try #require(engagement.qrCodeUri))
+        let pending = Task { try await reader.request([SessionFixtures.request(["age_over_18"])]) }
+        let request = try Self.request(of: await prompt.value)
+        let transfer = try #require(engagement.transferManager)
+        // A request the app built (or kept from another session) asking for more.
+        let other = DeviceRequest(docRequests: [DocRequest(itemsRequest: SessionFixtures.request(["family_name", "age_over_18"]))])
+        await #expect(throws: ProximityError.invalidState(.requestMismatch)) {
+            _ = try await transfer.createResponse(deviceRequest: other, documentProvider: fixtures.provider)
+        }
+        #expect(await transfer.phase == .awaitingConsent)
+        try await transfer.sendDeviceResponse(try await transfer.createResponse(deviceRequest: request, documentProvider: fixtures.provider))
+        let response = try await pending.value
+        #expect(response.documents.first?.issuerSigned.flatMap(\.elements).map(\.identifier) == ["age_over_18"])
+    }
+
     // MARK: A second engagement mid-transfer
 
     @Test("an engagement created while a QR session transfers waits suspended, refuses readers, and takes over after the session",

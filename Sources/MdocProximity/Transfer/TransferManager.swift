@@ -85,11 +85,18 @@ public actor TransferManager {
 
     /// Builds the response to `deviceRequest` with the provider's credentials and the
     /// user's selection (the user accepted). Publishes `documentsSelectionProcessAccepted`.
+    /// `deviceRequest` must be the request waiting for the user (``deviceRequest``, or
+    /// the same bytes parsed from the event): a response answers what this reader asked
+    /// in this session, so another request is refused with
+    /// ``StateFailure/requestMismatch`` and the request stays pending.
     /// Fails with ``ProximityError/timeout(seconds:)`` when the provider takes longer than
     /// the configured limit, and with ``StateFailure/sessionEnded`` when the session
     /// ended meanwhile (the reader went away, the app cancelled).
     public func createResponse(deviceRequest: DeviceRequest, documentProvider: any MdocDocumentProvider)
         async throws(ProximityError) -> DeviceResponse {
+        if core.phase == .awaitingConsent, let pending = core.deviceRequest, pending.encodedBytes != deviceRequest.encodedBytes {
+            throw .invalidState(.requestMismatch)
+        }
         try await apply(.accepted)
         guard let transcript = core.sessionTranscript else { throw .invalidState(.notEngaged) }
         let outcome = Mailbox<Result<DeviceResponse, ProximityError>>(clock: clock)
