@@ -97,7 +97,12 @@ public final class WalletPresentation: Sendable {
                     guard let candidate = query.candidates.first(where: { $0.credentialId == id }) else { continue }
                     let stored = (try? await store.credential(id: id)) ?? nil
                     let claims = stored.flatMap(CredentialClaims.init)
-                    if let claims {
+                    if let stored, stored.format == .sdJwtVc, let raw = stored.instances.first?.raw,
+                       let (credential, claimValues) = CredentialClaims.loggedPresentation(
+                           ofSDJWT: raw, disclosing: candidate.disclosedPaths, id: id, type: candidate.type) {
+                        credentials.append(credential)
+                        values[id] = .object(claimValues)
+                    } else if let claims {
                         let (credential, claimValues) = claims.logged(candidate.disclosedPaths, type: candidate.type)
                         credentials.append(credential)
                         values[id] = .object(claimValues)

@@ -80,7 +80,7 @@ struct TransactionLogTests {
         #expect(entry.counterparty == TransactionCounterparty(identifier: transaction.clientId, name: "Reference Verifier", trusted: true))
         #expect(entry.outcome == .completed)
         #expect(entry.credentials == [TransactionCredential(credentialId: id, type: Parties.pidType,
-                                                            claimPaths: [[.string("family_name")], [.string("address"), .string("locality")]])])
+                                                            claimPaths: [[.string("address"), .string("locality")], [.string("family_name")]])])
         #expect(entry.claimValues == nil)
         #expect(try await wallet.transactionLog.entries().count == 2, "the issuance and the presentation")
     }
@@ -160,7 +160,7 @@ struct TransactionLogTests {
         #expect(entry.counterparty.trusted == true)
         #expect(entry.outcome == .completed)
         #expect(entry.credentials.map(\.credentialId) == [id])
-        #expect(entry.credentials.first?.claimPaths == [[.string("family_name")], [.string("address"), .string("locality")]])
+        #expect(entry.credentials.first?.claimPaths == [[.string("address"), .string("locality")], [.string("family_name")]])
         #expect(entry.claimValues == nil)
     }
 

@@ -10,9 +10,13 @@ public struct PresentationCandidate: Sendable, Hashable {
     public let format: String
     /// Its `vct` or docType.
     public let type: String
-    /// The claims a presentation answering the query would reveal: the paths of the
+    /// The claims a presentation answering the query is made for: the paths of the
     /// Claims Queries selected (all of `claims`, or the first claim set it satisfies).
     /// Empty when the query names no claims (only what is always disclosed is sent).
+    /// For SD-JWT VC the verifier may read more than these: a disclosure that holds a
+    /// whole object shows every member not disclosable on its own, and claims the issuer
+    /// did not make selectively disclosable are always sent (the wallet's transaction
+    /// log lists what the presentation revealed).
     public let disclosedPaths: [ClaimPath]
     /// The index in `claim_sets` of the claim set chosen, nil without `claim_sets`.
     public let claimSetIndex: Int?
