@@ -16,12 +16,20 @@ public struct StorageRecovery: Sendable, Equatable {
     public let finishedKeyDeletions: Int
     /// Aliases of the keys deleted because no credential references them.
     public let removedOrphanKeys: [String]
+    /// True when another wallet (another process, or another `Wallet` on the same
+    /// folder) had the storage folder open, so that no repair ran: a key it may be using
+    /// is never deleted from under it. The first opening that has the folder alone repairs.
+    public let isPostponed: Bool
 
     /// A recovery report.
-    public init(finishedKeyDeletions: Int, removedOrphanKeys: [String]) {
+    public init(finishedKeyDeletions: Int, removedOrphanKeys: [String], isPostponed: Bool = false) {
         self.finishedKeyDeletions = finishedKeyDeletions
         self.removedOrphanKeys = removedOrphanKeys
+        self.isPostponed = isPostponed
     }
+
+    /// No repair ran: another wallet has the folder open.
+    static let postponed = StorageRecovery(finishedKeyDeletions: 0, removedOrphanKeys: [], isPostponed: true)
 
     /// Whether anything needed repair.
     public var repairedAnything: Bool { finishedKeyDeletions > 0 || !removedOrphanKeys.isEmpty }
@@ -85,11 +93,12 @@ enum WalletStorageSetup {
         }
     }
 
-    /// The secure area and store of `config`.
-    static func open(_ config: WalletConfig) throws(WalletError) -> (any SecureArea, CredentialStore) {
+    /// The secure area and store of `config`, and the lock of its folder (none in memory).
+    static func open(_ config: WalletConfig) throws(WalletError) -> (any SecureArea, CredentialStore, StorageFolderLock?) {
         let location = try folder(for: config.storage)
         if let location { try prepare(location) }
         do throws(StorageError) {
+            let lock = try location.map { (folder) throws(StorageError) in try StorageFolderLock(folder: folder) }
             let keys = location?.appendingPathComponent("keys.sqlite")
             let wrapping: any KeyWrappingProvider
             if let given = config.keyWrapping {
@@ -107,7 +116,7 @@ enum WalletStorageSetup {
             }
             let credentials = location.map { StorageLocation.file($0.appendingPathComponent("credentials.sqlite")) } ?? .inMemory
             let store = try CredentialStore(location: credentials, secureArea: area, wrapping: wrapping, clock: config.clock)
-            return (area, store)
+            return (area, store, lock)
         } catch {
             throw .storage(error)
         }
@@ -140,9 +149,17 @@ enum WalletStorageSetup {
         }
     }
 
-    /// Finishes interrupted key deletions and sweeps orphan keys. Run when the wallet
-    /// opens, before any session can create keys: a store is owned by one wallet at a time.
-    static func recover(area: any SecureArea, store: CredentialStore) async throws(StorageError) -> StorageRecovery {
+    /// Finishes interrupted key deletions and sweeps orphan keys, when no other wallet
+    /// has the folder open (`lock` taken exclusively; in memory, always): before this
+    /// wallet's sessions can create keys, and never while another's may use them.
+    static func recover(area: any SecureArea, store: CredentialStore, lock: StorageFolderLock?)
+        async throws(StorageError) -> StorageRecovery {
+        guard let lock else { return try await recover(area: area, store: store) }
+        return try await lock.whileAlone { () throws(StorageError) in try await recover(area: area, store: store) } ?? .postponed
+    }
+
+    /// The repairs themselves.
+    private static func recover(area: any SecureArea, store: CredentialStore) async throws(StorageError) -> StorageRecovery {
         let finished = try await store.purgeSpentKeys()
         let orphans = try await orphans(in: area, credentials: try await store.list())
         try await area.deleteKeys(aliases: orphans)

@@ -50,10 +50,15 @@ public final class Wallet: Sendable {
     let proximityDisclosures = ProximityDisclosures()
     let credentialMonitor: CredentialMonitor
     private let proximityRecorder: ProximityRecorder
+    /// Held (shared) while the wallet has its folder open; released by ``close()`` or
+    /// when the wallet goes.
+    private let folderLock: StorageFolderLock?
 
     /// Opens (or creates) the wallet's storage and repairs what an interrupted run left:
     /// key deletions are finished and keys that an unfinished issuance created but never
-    /// stored a credential for are deleted.
+    /// stored a credential for are deleted. The repairs run only when no other wallet has
+    /// the folder open (``StorageFolderLock``; ``StorageRecovery/isPostponed`` otherwise),
+    /// so that an app and its extension, or two processes, may share one folder.
     public init(config: WalletConfig = WalletConfig()) async throws(WalletError) {
         var readerAnchors: [X509Certificate] = []
         for (index, der) in config.trust.readerAnchorsDer.enumerated() {
@@ -65,12 +70,13 @@ public final class Wallet: Sendable {
         for (index, der) in config.presentation.readerAnchorsDer.enumerated() where (try? X509Certificate(derEncoded: der)) == nil {
             throw .invalidReaderAnchor(index: config.trust.readerAnchorsDer.count + index)
         }
-        let (area, store) = try WalletStorageSetup.open(config)
+        let (area, store, lock) = try WalletStorageSetup.open(config)
         do {
-            recovery = try await WalletStorageSetup.recover(area: area, store: store)
+            recovery = try await WalletStorageSetup.recover(area: area, store: store, lock: lock)
         } catch {
             throw .storage(error)
         }
+        folderLock = lock
         self.config = config
         self.secureArea = area
         self.store = store
@@ -118,6 +124,7 @@ public final class Wallet: Sendable {
         proximityRecorder.stop()
         await store.close()
         if let area = secureArea as? SoftwareSecureArea { await area.close() }
+        folderLock?.release()
     }
 
     /// Checks the storage: the database's integrity, and that keys and credentials

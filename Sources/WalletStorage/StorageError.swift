@@ -51,6 +51,9 @@ public enum StorageError: Error, Equatable, Sendable {
     case crypto(CryptoError)
     /// The store was closed and can no longer be used.
     case closed
+    /// The storage folder's lock file (``StorageFolderLock``) could not be opened or
+    /// locked; `errno` is the system's reason.
+    case lockFile(path: String, errno: Int32)
 }
 
 /// A secure-area operation (``StorageError/unsupportedKeyOperation(alias:operation:)``).

@@ -78,6 +78,56 @@ struct WalletFacadeTests {
         #expect(try await reopened.verifyStorage().isConsistent)
     }
 
+    @Test("a second wallet on a folder another wallet has open repairs nothing; the first opening alone does")
+    func sharedFolderPostponesRepairs() async throws {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let parties = try Parties.make()
+        let first = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
+        #expect(!first.recovery.isPostponed)
+        let kept = try await parties.issuePid(into: first)
+        // A key the first wallet's issuance has made and not yet stored a credential for.
+        _ = try await first.secureArea.createKey(alias: "holder-in-flight")
+        let second = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
+        #expect(second.recovery == StorageRecovery(finishedKeyDeletions: 0, removedOrphanKeys: [], isPostponed: true))
+        #expect(try await first.secureArea.listKeys().map(\.alias).contains("holder-in-flight"))
+        #expect(try await second.credentials.list().map(\.id) == [kept])
+        await second.close()
+        await first.close()
+        // Alone now: the key nothing references is swept.
+        let third = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
+        #expect(third.recovery == StorageRecovery(finishedKeyDeletions: 0, removedOrphanKeys: ["holder-in-flight"]))
+        #expect(try await third.verifyStorage().isConsistent)
+    }
+
+    @Test("the folder lock: whileAlone runs only without another holder, which then shares the folder until released")
+    func folderLock() async throws {
+        let folder = temporaryFolder()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let a = try StorageFolderLock(folder: folder)
+        let b = try StorageFolderLock(folder: folder)
+        #expect(try await a.whileAlone { () throws(StorageError) in 1 } == 1)
+        var ran = false
+        #expect(try await b.whileAlone { () throws(StorageError) in ran = true } == nil)
+        #expect(!ran)
+        b.release()
+        await #expect(throws: StorageError.lockFile(path: b.path, errno: EBADF), "a released lock cannot be taken again") {
+            _ = try await b.whileAlone { () throws(StorageError) in 2 }
+        }
+        a.release()
+        let c = try StorageFolderLock(folder: folder)
+        #expect(try await c.whileAlone { () throws(StorageError) in 3 } == 3)
+        // A failing body still leaves the folder held (shared).
+        c.release()
+        let d = try StorageFolderLock(folder: folder)
+        await #expect(throws: StorageError.closed) { _ = try await d.whileAlone { () throws(StorageError) -> Int in throw .closed } }
+        let e = try StorageFolderLock(folder: folder)
+        #expect(try await e.whileAlone { () throws(StorageError) in 4 } == nil)
+        d.release()
+        e.release()
+    }
+
     @Test("verifyStorage reports a key a credential still needs that the secure area lost")
     func missingKey() async throws {
         let parties = try Parties.make()
