@@ -126,6 +126,19 @@ struct WalletFacadeTests {
         #expect(try await e.whileAlone { () throws(StorageError) in 4 } == nil)
         d.release()
         e.release()
+        // More openings at once than the concurrency pool has threads, one of them
+        // repairing (awaiting as it goes): all complete, and the repair ran.
+        let locks = try (0..<12).map { _ in try StorageFolderLock(folder: folder) }
+        let repaired = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for lock in locks {
+                group.addTask {
+                    try await lock.whileAlone { () throws(StorageError) in for _ in 0..<50 { await Task.yield() } } != nil
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(repaired >= 1)
+        for lock in locks { lock.release() }
     }
 
     @Test("verifyStorage reports a key a credential still needs that the secure area lost")

@@ -46,17 +46,31 @@ public final class StorageFolderLock: Sendable {
         guard Self.lock(file, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno
             guard reason == EWOULDBLOCK else { throw .lockFile(path: path, errno: reason) }
-            // Another wallet has the folder: share it. Blocks only while another opening
+            // Another wallet has the folder: share it. Waits only while another opening
             // repairs (it holds the lock exclusively for that long).
-            guard Self.lock(file, LOCK_SH) == 0 else { throw .lockFile(path: path, errno: errno) }
+            try await share(file)
             return nil
         }
         let result: Result<T, StorageError>
         do { result = .success(try await body()) } catch { result = .failure(error) }
         // flock(2) converts an exclusive hold to a shared one in place (not atomically:
         // another opening may repair in between, which is as safe as before this one).
-        guard Self.lock(file, LOCK_SH) == 0 else { throw .lockFile(path: path, errno: errno) }
+        try await share(file)
         return try result.get()
+    }
+
+    /// Takes the lock shared: at once when it can, else waiting on a thread of its own
+    /// (never a thread of a pool, which the opening holding the lock exclusively may
+    /// need in order to finish and let go).
+    private func share(_ file: Int32) async throws(StorageError) {
+        if Self.lock(file, LOCK_SH | LOCK_NB) == 0 { return }
+        guard errno == EWOULDBLOCK else { throw .lockFile(path: path, errno: errno) }
+        let status: Int32 = await withCheckedContinuation { continuation in
+            Thread {
+                continuation.resume(returning: Self.lock(file, LOCK_SH) == 0 ? 0 : errno)
+            }.start()
+        }
+        guard status == 0 else { throw .lockFile(path: path, errno: status) }
     }
 
     /// Releases the lock and closes the file; the wallet must no longer use the folder.
