@@ -45,6 +45,10 @@ public enum TrustFailure: Error, Hashable, Sendable {
     /// A certificate breaks the RFC 5280 profile (malformed extension or validity field,
     /// missing key identifiers, explicit EC parameters, a CA without keyUsage ...).
     case nonConformingCertificate(depth: Int)
+    /// A certificate's key or signature is weaker than the validator accepts (OpenSSL
+    /// security level 2: an RSA or DSA key under 2048 bits, an EC key under 224 bits, a
+    /// signature over SHA-1 or MD5).
+    case weakCryptography(depth: Int)
     /// The path was rejected for another reason.
     case pathRejected(depth: Int)
     /// The validator itself could not run (the crypto library failed, e.g. out of memory).

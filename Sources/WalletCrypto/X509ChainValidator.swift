@@ -102,6 +102,10 @@ public struct X509ChainValidator: Sendable {
         if flags != 0, X509_VERIFY_PARAM_set_flags(parameters, flags) != 1 { throw Self.unavailable() }
         // Sets X509_V_FLAG_USE_CHECK_TIME: validity is checked at `time`.
         X509_VERIFY_PARAM_set_time(parameters, time_t(time.wholeSecondsSince1970))
+        // Security level 2 for every certificate of the path: no RSA or DSA key under
+        // 2048 bits, no EC key under 224 bits, no signature over SHA-1 or MD5 (OpenSSL
+        // checks none of these by default).
+        X509_VERIFY_PARAM_set_auth_level(parameters, 2)
         if let depth = options.maximumIntermediates {
             X509_VERIFY_PARAM_set_depth(parameters, Int32(clamping: max(depth, 0)))
         }
@@ -172,6 +176,8 @@ public struct X509ChainValidator: Sendable {
              X509_V_ERR_AUTHORITY_KEY_IDENTIFIER_CRITICAL, X509_V_ERR_SUBJECT_KEY_IDENTIFIER_CRITICAL,
              X509_V_ERR_CA_CERT_MISSING_KEY_USAGE, X509_V_ERR_EXTENSIONS_REQUIRE_VERSION_3, X509_V_ERR_EC_KEY_EXPLICIT_PARAMS:
             return .nonConformingCertificate(depth: depth)
+        case X509_V_ERR_EE_KEY_TOO_SMALL, X509_V_ERR_CA_KEY_TOO_SMALL, X509_V_ERR_CA_MD_TOO_WEAK:
+            return .weakCryptography(depth: depth)
         case X509_V_ERR_OUT_OF_MEM:
             return .validatorUnavailable
         default:

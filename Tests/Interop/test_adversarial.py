@@ -491,6 +491,14 @@ mid_key = ec.generate_private_key(ec.SECP256R1())
 not_ca = certificate(name("Not a CA"), ca.subject, mid_key.public_key(), ca_key, ca=False, key_usage=("digital_signature",))
 x5c_case("certificate", "intermediate without the CA flag", "SDJWTError.untrustedIssuer.issuerNotCA", issuer=(not_ca, mid_key),
          chain_extra=(not_ca,))
+# Security level 2 for every certificate of a path: an RSA-1024 intermediate under the anchor is refused
+# (a 2048-bit one is the control). pyca refuses to sign over SHA-1; the Swift tests cover that digest.
+for bits, expected in [(2048, None), (1024, "SDJWTError.untrustedIssuer.weakCryptography")]:
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=bits)
+    rsa_mid = certificate(name(f"RSA-{bits} intermediate"), ca.subject, rsa_key.public_key(), ca_key, ca=True,
+                          key_usage=("key_cert_sign", "crl_sign"))
+    x5c_case("control" if expected is None else "certificate", f"intermediate with an RSA-{bits} key", expected,
+             issuer=(rsa_mid, rsa_key), chain_extra=(rsa_mid,))
 x5c_case("certificate", "leaf with an unknown critical extension", "SDJWTError.untrustedIssuer.unhandledCriticalExtension",
          extra=[(x509.UnrecognizedExtension(ObjectIdentifier("1.3.6.1.4.1.55555.1"), b"\x05\x00"), True)])
 # Extensions are read up to 256 (checking each against all the others once made a 20,000-extension

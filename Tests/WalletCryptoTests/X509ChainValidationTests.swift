@@ -1,3 +1,4 @@
+import COpenSSL
 import Foundation
 import Testing
 @testable import WalletCrypto
@@ -187,6 +188,41 @@ struct X509ChainValidationTests {
         #expect(throws: TrustFailure.missingCertificate) {
             try X509ChainValidator(anchors: [pki.root]).validate(chain: [], at: X509TestPKI.now, policy: .pathValidationOnly)
         }
+    }
+
+    /// `certificate` signed again by `key` over `digest` (what a CA using a weak digest
+    /// issues), on a copy of its own: parsed certificates may share OpenSSL objects.
+    static func resigned(_ certificate: X509Certificate, by key: ECPrivateKey, digest: OpaquePointer?) throws -> X509Certificate {
+        let der = certificate.derEncoded
+        let copy = try #require(der.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_X509(nil, &cursor, buffer.count)
+        })
+        defer { X509_free(copy) }
+        #expect(X509_sign(copy, key.key.pointer, digest) > 0)
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_X509(copy, &out)
+        let bytes = try #require(out.map { Array(UnsafeBufferPointer(start: $0, count: Int(length))) })
+        wallet_OPENSSL_free(out)
+        return try X509Certificate(derEncoded: bytes)
+    }
+
+    @Test("A certificate signed over SHA-1 anywhere in the path fails with weakCryptography")
+    func sha1Signature() throws {
+        let pki = try X509TestPKI()
+        let weakLeaf = try Self.resigned(pki.leaf, by: pki.intermediateKey, digest: EVP_sha1())
+        #expect(weakLeaf.signature != pki.leaf.signature)
+        let weakIntermediate = try Self.resigned(pki.intermediate, by: pki.rootKey, digest: EVP_sha1())
+        // The depth is the certificate whose signature is weak.
+        #expect(throws: TrustFailure.weakCryptography(depth: 0)) {
+            try validatePath(leaf: weakLeaf, intermediates: [pki.intermediate], anchors: [pki.root], at: X509TestPKI.now)
+        }
+        #expect(throws: TrustFailure.weakCryptography(depth: 1)) {
+            try validatePath(leaf: pki.leaf, intermediates: [weakIntermediate], anchors: [pki.root], at: X509TestPKI.now)
+        }
+        // The same certificates signed over SHA-256 again validate.
+        let strong = try Self.resigned(weakLeaf, by: pki.intermediateKey, digest: EVP_sha256())
+        #expect(try validatePath(leaf: strong, intermediates: [pki.intermediate], anchors: [pki.root], at: X509TestPKI.now).count == 3)
     }
 
     @Test("A leaf whose signature was tampered with fails with badSignature at depth 0")
