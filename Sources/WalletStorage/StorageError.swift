@@ -111,6 +111,11 @@ public enum InvalidCredentialReason: Hashable, Sendable {
     case invalidInstance
     /// The key alias is already used by an instance of another credential.
     case keyAliasInUse(String)
+    /// The key alias belongs to an instance the credential no longer has, whose key is
+    /// being deleted: a save made from a record read before another save replaced that
+    /// instance (two renewals of one credential at once), which would otherwise bring a
+    /// spent one-time instance back as unused.
+    case keyAliasBeingDeleted(String)
 }
 
 extension StorageError {

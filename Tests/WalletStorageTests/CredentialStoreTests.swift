@@ -295,6 +295,45 @@ struct CredentialStoreTests {
         await #expect(throws: StorageError.noInstancesLeft(credentialId: "c")) { _ = try await store.consumeInstance(of: "c") }
     }
 
+    @Test("a save from a stale read naming an instance another save replaced, whose key is still being deleted, is refused")
+    func staleRenewalRefused() async throws {
+        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
+        let (release, releaseSignal) = AsyncStream<Void>.makeStream()
+        let area = ForwardingSecureArea(inner: inner, name: "slow unlock", signer: { alias, unlock throws(StorageError) in
+            if alias == "c-0" {
+                enteredSignal.yield()
+                for await _ in release { break }
+            }
+            return try await inner.signer(for: alias, unlock: unlock)
+        })
+        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
+        let first = try await issue("c", count: 3, use: .oneTime, area: inner)
+        try await store.save(first)
+        // A top-up reads the record now (all three unused)...
+        let stale = try #require(try await store.credential(id: "c"))
+        // ...a presentation takes c-0 and waits on its unlock...
+        let presenting = Task { try await store.consumeInstance(of: "c") }
+        for await _ in entered { break }
+        // ...a full renewal replaces all three (c-0's key is in use: its deletion waits)...
+        let renewal = try await issue("n", count: 3, use: .oneTime, area: inner)
+        try await store.replace(StoredCredential(id: "c", format: first.format, type: first.type, issuer: first.issuer,
+                                                 instances: renewal.instances, policy: first.policy))
+        // ...and the top-up saves the instances it read as unused, with one new one.
+        _ = try await inner.createKey(alias: "t-0")
+        let topUp = StoredCredential(id: "c", format: first.format, type: first.type, issuer: first.issuer,
+                                     instances: stale.instances + [CredentialInstance(index: 3, keyAlias: "t-0", raw: [3])],
+                                     policy: CredentialPolicy(batchSize: 4, use: .oneTime))
+        await #expect(throws: StorageError.invalidCredential(.keyAliasBeingDeleted("c-0"))) { try await store.replace(topUp) }
+        releaseSignal.yield()
+        #expect(try await presenting.value.instance.keyAlias == "c-0")
+        // c-0 is never handed out again: the renewal's three, then none.
+        var handedOut: [String] = []
+        for _ in 0..<3 { handedOut.append(try await store.consumeInstance(of: "c").instance.keyAlias) }
+        #expect(handedOut == ["n-0", "n-1", "n-2"])
+        await #expect(throws: StorageError.noInstancesLeft(credentialId: "c")) { _ = try await store.consumeInstance(of: "c") }
+    }
+
     @Test("text with a NUL inside is stored whole: an id a\\0b is not the id a")
     func textWithNul() async throws {
         let (store, area) = try makeStore()

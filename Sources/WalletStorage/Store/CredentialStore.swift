@@ -19,8 +19,8 @@ public actor CredentialStore {
     private let secureArea: any SecureArea
     let wrapping: any KeyWrappingProvider
     private let clock: any WalletClock
-    /// Aliases whose key is being unwrapped by an in-flight `consumeInstance`.
-    private var inFlight: Set<String> = []
+    /// Aliases whose key is being unwrapped by an in-flight `consumeInstance`, with how many.
+    private var inFlight: [String: Int] = [:]
 
     /// The newest schema version this code writes.
     static let schemaVersion = CredentialSchema.latest
@@ -146,6 +146,12 @@ public actor CredentialStore {
                 recordedUse[alias] = (Int(row[1].int64 ?? 0), row[2], row[3].int64 ?? 0)
             }
             let oldAliases = oldInstances.compactMap { $0.first?.string }
+            // An alias the record no longer has and whose key waits for deletion comes from
+            // a stale read: the instance was replaced (and may have been presented) since.
+            for instance in credential.instances where replacing && recordedUse[instance.keyAlias] == nil {
+                let pending = try connection.query("SELECT 1 FROM pending_key_deletions WHERE alias = ?", [.text(instance.keyAlias)])
+                guard pending.isEmpty else { throw .invalidCredential(.keyAliasBeingDeleted(instance.keyAlias)) }
+            }
             for instance in credential.instances {
                 let owners = try connection.query(
                     "SELECT credential_id FROM credential_instances WHERE key_alias = ? AND credential_id <> ?",
@@ -357,7 +363,7 @@ public actor CredentialStore {
     /// every alias; those aliases stay pending for `purgeSpentKeys()`.
     private func deleteKeys(_ aliases: [String]) async throws(StorageError) {
         var firstError: StorageError?
-        for alias in aliases where !inFlight.contains(alias) {
+        for alias in aliases where inFlight[alias] == nil {
             do {
                 try await secureArea.deleteKey(alias: alias)
             } catch .keyNotFound {
@@ -383,7 +389,7 @@ public actor CredentialStore {
             """)
         var count = pending.count
         for row in spent {
-            guard row.count == 2, let id = row[0].string, let alias = row[1].string, !inFlight.contains(alias) else { continue }
+            guard row.count == 2, let id = row[0].string, let alias = row[1].string, inFlight[alias] == nil else { continue }
             do { try await secureArea.deleteKey(alias: alias) } catch .keyNotFound {}
             // By alias: a save while the deletion ran may have given the index to another key.
             try connection.run(
@@ -411,8 +417,11 @@ public actor CredentialStore {
         var gone = Set<String>()
         while true {
             let (instance, use) = try takeInstance(of: id)
-            inFlight.insert(instance.keyAlias)
-            defer { inFlight.remove(instance.keyAlias) }
+            // Counted: two uses of one rotate key may unlock at once.
+            inFlight[instance.keyAlias, default: 0] += 1
+            defer {
+                if inFlight[instance.keyAlias] == 1 { inFlight[instance.keyAlias] = nil } else { inFlight[instance.keyAlias]? -= 1 }
+            }
             let key: UnlockedKey
             do {
                 // One unlock for both operations: one scrypt derivation, one user prompt.
