@@ -186,7 +186,7 @@ struct FlowTests {
         _ = flow.handle(.keysReady([key]), at: Self.now)
         _ = flow.handle(.proofsSigned(["p0"]), at: Self.now)
         let saving = flow.handle(.response(jsonResponse(202, ["transaction_id": "8xLOxBtZp8", "interval": 3600]), .credential), at: Self.now)
-        guard case .save(let credentials, renewing: nil) = try #require(saving.first) else { Issue.record("\(saving)"); return }
+        guard case .save(let credentials, renewing: nil, _) = try #require(saving.first) else { Issue.record("\(saving)"); return }
         #expect(credentials.count == 1)
         let credential = try #require(credentials.first)
         #expect(credential.id == "cred-1")

@@ -119,6 +119,25 @@ struct SessionOutcomeTests {
         #expect(try await terminalState(of: wallet.client.resumeDeferred(id)) == .failed(.unexpected(.notDeferred(id))))
     }
 
+    @Test("a deferred renewal completing after another session rotated the refresh token keeps the rotated one")
+    func deferredRenewalKeepsRotatedToken() async throws {
+        let issuer = try TestIssuer(options: .init(refreshTokens: true, deferral: .accepted))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        guard case .deferred(let id, _) = try await preAuthorized(wallet, issuer) else { Issue.record("not deferred"); return }
+        while case .deferred = try await terminalState(of: wallet.client.resumeDeferred(id)) {}
+        guard case .deferred = try await terminalState(of: wallet.client.reissue(id)) else { Issue.record("renewal not deferred"); return }
+        let before = try #require(try await wallet.storage.store.credential(id: id)?.refreshToken)
+        // While the resumption waits for the issuer, another session rotates the token.
+        let store = wallet.storage.store
+        issuer.options.onDeferredRequest = { try? await store.updateRefreshToken(of: id, to: "rotated-meanwhile") }
+        var state = try await terminalState(of: wallet.client.resumeDeferred(id))
+        while case .deferred = state { state = try await terminalState(of: wallet.client.resumeDeferred(id)) }
+        #expect(state == .completed(IssuanceResult(issued: [id])))
+        let after = try #require(try await store.credential(id: id))
+        #expect(before != "rotated-meanwhile")
+        #expect(after.refreshToken == "rotated-meanwhile")
+    }
+
     @Test("invalid_transaction_id at the deferred endpoint fails with that code and leaves the record for the app to decide")
     func deferredTransactionUnknown() async throws {
         let clock = ManualClock(Date())
@@ -287,6 +306,32 @@ struct SessionOutcomeTests {
         #expect(try await terminalState(of: wallet.client.reissue(id)) == .completed(IssuanceResult(issued: [id])))
         let refresh = formPairs(try #require(issuer.requests(to: "/token").last?.body))
         #expect(refresh.contains { $0 == ("refresh_token", rotated) })
+    }
+
+    @Test("a renewal cancelled while the server answers its refresh request still keeps the rotated refresh token")
+    func cancelledRenewalKeepsRotatedToken() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 2))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        guard let id = try await Self.issueRenewable(wallet, issuer, batchSize: 2) else { return }
+        let store = wallet.storage.store
+        let spent = try #require(try await store.credential(id: id)?.refreshToken)
+        let session = LockedBox<IssuanceSession?>(nil)
+        let tokenRequests = LockedBox(0)
+        issuer.options.onTokenRequest = {
+            // The app cancels while the server handles the refresh grant (the first token
+            // request of the session only brings the DPoP nonce).
+            tokenRequests.withLock { $0 += 1 }
+            guard tokenRequests.withLock({ $0 }) == 2 else { return }
+            while session.withLock({ $0 }) == nil { await Task.yield() }
+            session.withLock { $0 }?.cancel()
+        }
+        let renewal = wallet.client.reissue(id)
+        session.withLock { $0 = renewal }
+        #expect(try await terminalState(of: renewal) == .failed(.unexpected(.cancelled)))
+        let rotated = try #require(try await store.credential(id: id)?.refreshToken)
+        #expect(rotated != spent)
+        #expect(tokenRequests.withLock { $0 } == 2)
+        #expect(issuer.requests(to: "/credential").count == 1, "only the first issuance's credential request")
     }
 
     @Test("a credential without a refresh token cannot be reissued")

@@ -136,6 +136,10 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         /// Runs when a credential request arrives, before it is answered (e.g. a
         /// presentation the wallet makes while a renewal waits for the issuer).
         var onCredentialRequest: (@Sendable () async -> Void)?
+        /// Runs when a deferred credential request arrives, before it is answered.
+        var onDeferredRequest: (@Sendable () async -> Void)?
+        /// Runs when a token request arrives, before it is answered.
+        var onTokenRequest: (@Sendable () async -> Void)?
         /// The configuration id (default `identity`, or `mdl` for mdoc).
         var configurationName: String?
         /// Issue credentials of this `vct` / `docType` instead of the configuration's.
@@ -259,6 +263,8 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
             return canned
         }
         if path == "/credential", let hook = locked({ options.onCredentialRequest }) { await hook() }
+        if path == "/deferred", let hook = locked({ options.onDeferredRequest }) { await hook() }
+        if path == "/token", let hook = locked({ options.onTokenRequest }) { await hook() }
         if path == "/credential", let delay = options.delayAtCredential {
             // Like a server that stalls: the request's own timeout decides.
             if delay > request.timeout { throw .timedOut }

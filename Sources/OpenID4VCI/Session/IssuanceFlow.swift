@@ -117,8 +117,10 @@ struct IssuanceFlow: Sendable {
         case createResponseKey
         /// Stores `credentials`; the one whose id is `renewing` (the credential a reissue
         /// or a deferred resumption read at its start) only over its stored record, so
-        /// that a credential deleted meanwhile stays deleted.
-        case save([StoredCredential], renewing: String?)
+        /// that a credential deleted meanwhile stays deleted, and with the refresh token
+        /// the record holds then unless `newRefreshToken` (the session obtained one): the
+        /// session's copy may be one another session has since rotated.
+        case save([StoredCredential], renewing: String?, newRefreshToken: Bool)
         /// Stores a refresh token the server rotated during the renewal of credential
         /// `id` at once, so that a renewal failing later does not leave the spent one.
         /// Best effort; nothing is reported back.
@@ -200,6 +202,8 @@ struct IssuanceFlow: Sendable {
     private var accessToken: String?
     private var tokenIsDPoPBound = false
     private var refreshToken: String?
+    /// Whether this session's token response carried a refresh token.
+    private var receivedRefreshToken = false
     private var targets: [Target] = []
     private var current = 0
     private var outcomes: [Outcome] = []
@@ -648,6 +652,7 @@ struct IssuanceFlow: Sendable {
         accessToken = token.accessToken
         tokenIsDPoPBound = token.isDPoPBound
         var rotated: [Effect] = []
+        receivedRefreshToken = token.refreshToken != nil
         if case .reissue(let stored, _) = mode {
             refreshToken = token.refreshToken ?? stored.refreshToken
             if let fresh = token.refreshToken, fresh != stored.refreshToken {
@@ -1097,7 +1102,7 @@ struct IssuanceFlow: Sendable {
         case .deferred(let stored, _), .reissue(let stored, _): stored.id
         case .offer, .issuer: nil
         }
-        return [.save(credentials, renewing: renewing)]
+        return [.save(credentials, renewing: renewing, newRefreshToken: receivedRefreshToken)]
     }
 
     /// Whether this session created the DPoP key (rather than reusing a stored credential's).

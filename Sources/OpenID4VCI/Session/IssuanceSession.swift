@@ -148,9 +148,7 @@ private final class SessionDriver: Sendable {
                 await abandonDeferred(id, storage: storage)
                 continue
             case .storeRefreshToken(let id, let token):
-                do { try await storage.store.updateRefreshToken(of: id, to: token) } catch {
-                    environment.logger.warning("could not store the rotated refresh token of \(id): \(error)", module: "OpenID4VCI")
-                }
+                await storeRefreshToken(token, of: id, storage: storage)
                 continue
             case .finish(let state, let keep, let discard):
                 await finish(state, keep: keep, discard: discard, ledger: ledger, storage: storage)
@@ -175,12 +173,25 @@ private final class SessionDriver: Sendable {
                 input = await signProofs(job, ledger: ledger, storage: storage)
             case .createResponseKey:
                 do { input = .responseKey(try JweRecipientKey.generate()) } catch { input = .failed(error) }
-            case .save(let credentials, let renewing):
+            case .save(let credentials, let renewing, let newRefreshToken):
                 ledger.storing = true
-                input = await save(credentials, renewing: renewing, storage: storage)
+                input = await save(credentials, renewing: renewing, newRefreshToken: newRefreshToken, storage: storage)
             }
-            if isCancelled && !ledger.storing { continue }
+            if isCancelled && !ledger.storing {
+                // Cancelled while the server answered: nothing more is done with the answer,
+                // except keeping a refresh token it rotated (the old one is spent now).
+                for case .storeRefreshToken(let id, let token) in flow.handle(input, at: environment.clock.now) {
+                    await storeRefreshToken(token, of: id, storage: storage)
+                }
+                continue
+            }
             pending = flow.handle(input, at: environment.clock.now)
+        }
+    }
+
+    private func storeRefreshToken(_ token: String, of id: String, storage: IssuanceStorage) async {
+        do { try await storage.store.updateRefreshToken(of: id, to: token) } catch {
+            environment.logger.warning("could not store the rotated refresh token of \(id): \(error)", module: "OpenID4VCI")
         }
     }
 
@@ -299,7 +310,8 @@ private final class SessionDriver: Sendable {
         return .proofsSigned(proofs)
     }
 
-    private func save(_ credentials: [StoredCredential], renewing: String?, storage: IssuanceStorage) async -> IssuanceFlow.Input {
+    private func save(_ credentials: [StoredCredential], renewing: String?, newRefreshToken: Bool,
+                      storage: IssuanceStorage) async -> IssuanceFlow.Input {
         var saved: [String] = []
         for credential in credentials {
             var existed = credential.id == renewing
@@ -308,7 +320,7 @@ private final class SessionDriver: Sendable {
                 // A renewed credential the user deleted during the session stays deleted:
                 // the session fails with `.storage(.credentialNotFound)` and its new keys go.
                 if credential.id == renewing {
-                    try await storage.store.replace(credential)
+                    try await storage.store.replace(credential, keepingStoredRefreshToken: !newRefreshToken)
                 } else {
                     try await storage.store.save(credential)
                 }
@@ -340,10 +352,12 @@ private final class SessionDriver: Sendable {
             context.pendingKeyAliases = []
             context.pendingTransactionId = nil
             context.pendingRetryAfter = nil
-            _ = try await storage.store.save(StoredCredential(
+            // Over the record only while it is stored (a deletion meanwhile stands), and
+            // with the token it holds then (a renewal meanwhile may have rotated it).
+            _ = try await storage.store.replace(StoredCredential(
                 id: stored.id, format: stored.format, type: stored.type, issuer: stored.issuer, display: stored.display,
                 instances: stored.instances, policy: stored.policy, state: stored.state, refreshToken: stored.refreshToken,
-                issuanceContext: context.encoded))
+                issuanceContext: context.encoded), keepingStoredRefreshToken: true)
             if !pendingKeys.isEmpty { try await storage.secureArea.deleteKeys(aliases: pendingKeys) }
         } catch {
             environment.logger.warning("could not forget the spent deferred transaction of \(id): \(error)", module: "OpenID4VCI")

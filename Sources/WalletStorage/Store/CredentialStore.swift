@@ -112,17 +112,22 @@ public actor CredentialStore {
     /// Saves `credential` over the stored one with the same id, as ``save(_:)`` does, and
     /// only if one is still stored: for a renewal, which read the record earlier and must
     /// not bring back a credential the user deleted meanwhile.
+    /// - Parameter keepingStoredRefreshToken: keep the refresh token the record holds now
+    ///   rather than `credential.refreshToken`: for a session that obtained no new token,
+    ///   whose copy may be one another session has since rotated (and so spent).
     /// - Throws: `credentialNotFound` when no credential has the id (the store is left
     ///   unchanged); otherwise as ``save(_:)``.
     @discardableResult
-    public func replace(_ credential: StoredCredential) async throws(StorageError) -> StoredCredential {
-        try await write(credential, mustExist: true)
+    public func replace(_ credential: StoredCredential, keepingStoredRefreshToken: Bool = false)
+        async throws(StorageError) -> StoredCredential {
+        try await write(credential, mustExist: true, keepingStoredRefreshToken: keepingStoredRefreshToken)
     }
 
-    private func write(_ credential: StoredCredential, mustExist: Bool) async throws(StorageError) -> StoredCredential {
+    private func write(_ credential: StoredCredential, mustExist: Bool, keepingStoredRefreshToken: Bool = false)
+        async throws(StorageError) -> StoredCredential {
         try Self.validate(credential)
         let now = clock.now
-        let token = try credential.refreshToken.map { (token) throws(StorageError) in
+        var token = try credential.refreshToken.map { (token) throws(StorageError) in
             try wrapping.wrap(Array(token.utf8), aad: Self.refreshTokenAAD(credential.id))
         }
         let context = try credential.issuanceContext.map { (context) throws(StorageError) in
@@ -137,6 +142,12 @@ public actor CredentialStore {
             // credential), so there is nothing to read back or delete for it.
             let replacing = !existing.isEmpty
             guard replacing || !mustExist else { throw .credentialNotFound(id: credential.id) }
+            if keepingStoredRefreshToken {
+                // The record's own token (wrapped for this id), read in the transaction that
+                // writes it back.
+                token = try connection.query("SELECT refresh_token FROM credentials WHERE id = ?", [.text(credential.id)])
+                    .first?.first?.bytes
+            }
             let oldInstances = replacing ? try connection.query(
                 "SELECT key_alias, use_count, last_used_at, key_deleted FROM credential_instances WHERE credential_id = ?",
                 [.text(credential.id)]) : []
@@ -204,10 +215,22 @@ public actor CredentialStore {
         // fails to delete one now leaves it to ``purgeSpentKeys()``, not to the caller,
         // who would otherwise take a saved credential for one that was not.
         try? await deleteKeys(dropped)
+        var refreshToken = credential.refreshToken
+        if keepingStoredRefreshToken, let wrapped = token {
+            // Committed already: a token that does not unwrap (an altered record) reads as
+            // none here, as it will fail to read later, rather than fail a saved write.
+            refreshToken = (try? wrapping.unwrap(wrapped, aad: Self.refreshTokenAAD(credential.id))).map { plain in
+                var plain = plain
+                defer { wipe(&plain) }
+                return String(decoding: plain, as: UTF8.self)
+            }
+        } else if keepingStoredRefreshToken {
+            refreshToken = nil
+        }
         return StoredCredential(
             id: credential.id, format: credential.format, type: credential.type, issuer: credential.issuer,
             display: credential.display, instances: instances, policy: credential.policy,
-            state: credential.state, refreshToken: credential.refreshToken, issuanceContext: credential.issuanceContext,
+            state: credential.state, refreshToken: refreshToken, issuanceContext: credential.issuanceContext,
             createdAt: createdAt, updatedAt: now)
     }
 
