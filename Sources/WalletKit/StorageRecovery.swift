@@ -115,7 +115,8 @@ enum WalletStorageSetup {
                 area = try SoftwareSecureArea(location: keys.map { .file($0) } ?? .inMemory, wrapping: wrapping, clock: config.clock)
             }
             let credentials = location.map { StorageLocation.file($0.appendingPathComponent("credentials.sqlite")) } ?? .inMemory
-            let store = try CredentialStore(location: credentials, secureArea: area, wrapping: wrapping, clock: config.clock)
+            let store = try CredentialStore(location: credentials, secureArea: area, wrapping: wrapping, clock: config.clock,
+                                            folderLock: lock)
             return (area, store, lock)
         } catch {
             throw .storage(error)

@@ -103,24 +103,20 @@ func progress(_ line: String) {
     FileHandle.standardError.write(Data((line + "\n").utf8))
 }
 
-import WalletRuntime
 import WalletStorage
-
-/// The folder locks this process holds: a command keeps its folder until it exits.
-private let heldFolderLocks = LockedBox<[StorageFolderLock]>([])
 
 extension WalletHome {
     /// Opens the secure area and the credential store in the directory (created when
     /// absent), and finishes key deletions a crash interrupted when no other wallet has
-    /// the directory open (its ``StorageFolderLock``, held until the process exits).
+    /// the directory open (its ``StorageFolderLock``, which the store keeps held).
     func open() async throws(CLIError) -> (area: SoftwareSecureArea, store: CredentialStore) {
         try prepare()
         do {
             let lock = try StorageFolderLock(folder: directory)
-            heldFolderLocks.withLock { $0.append(lock) }
             let wrapping = try KeyFileWrappingProvider(nextTo: keysURL)
             let area = try SoftwareSecureArea(location: .file(keysURL), wrapping: wrapping)
-            let store = try CredentialStore(location: .file(credentialsURL), secureArea: area, wrapping: wrapping)
+            let store = try CredentialStore(location: .file(credentialsURL), secureArea: area, wrapping: wrapping,
+                                            folderLock: lock)
             _ = try await lock.whileAlone { () throws(StorageError) in try await store.purgeSpentKeys() }
             return (area, store)
         } catch {

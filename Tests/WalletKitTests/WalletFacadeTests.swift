@@ -37,6 +37,9 @@ struct WalletFacadeTests {
         do {
             let wallet = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
             id = try await parties.issuePid(into: wallet)
+            // Closed, so that the folder is free at once (a dropped wallet's store, and its
+            // lock, may outlive it while tasks wind down).
+            await wallet.close()
         }
         for name in ["keys.sqlite", "keys.sqlite.key", "credentials.sqlite"] {
             #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent(name).path), "\(name)")
@@ -67,6 +70,7 @@ struct WalletFacadeTests {
             #expect(report.orphanKeys.count == 3)
             #expect(!report.isConsistent)
             #expect(report.integrity == ["ok"])
+            await wallet.close()
         }
         let reopened = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
         #expect(reopened.recovery.removedOrphanKeys.count == 3)

@@ -85,6 +85,30 @@ struct CredentialStoreTests {
         #expect(try await store.credential(id: "other") != nil)
     }
 
+    /// A store of `folder` given the folder's lock, taken (alone) and then let go of here.
+    private static func lockedStore(in folder: URL) async throws -> CredentialStore {
+        let lock = try StorageFolderLock(folder: folder)
+        #expect(try await lock.whileAlone { () throws(StorageError) in true } == true)
+        return try CredentialStore(location: .file(folder.appendingPathComponent("credentials.sqlite")),
+                                   secureArea: try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider()),
+                                   wrapping: try EphemeralWrappingProvider(), folderLock: lock)
+    }
+
+    @Test("a store keeps its folder's lock held while it exists, though its opener let go of the lock")
+    func storeKeepsFolderLock() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("store-lock-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var store: CredentialStore? = try await Self.lockedStore(in: folder)
+        let other = try StorageFolderLock(folder: folder)
+        #expect(try await other.whileAlone { () throws(StorageError) in true } == nil, "the store's lock is held")
+        other.release()
+        store = nil
+        let later = try StorageFolderLock(folder: folder)
+        #expect(try await later.whileAlone { () throws(StorageError) in true } == true, "released with the store")
+        later.release()
+    }
+
     @Test("invalid credentials are refused before anything is written")
     func validation() async throws {
         let (store, _) = try makeStore()

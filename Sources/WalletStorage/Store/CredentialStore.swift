@@ -25,21 +25,29 @@ public actor CredentialStore {
     /// The newest schema version this code writes.
     static let schemaVersion = CredentialSchema.latest
 
-    /// Opens (or creates, or upgrades in place) the store at `location`.
+    /// The storage folder's lock, kept held for as long as the store exists: a session
+    /// still using the store after its wallet went keeps the folder shared, so that no
+    /// other opening's repairs delete the keys it works with.
+    private let folderLock: StorageFolderLock?
+
+    /// Opens (or creates, or upgrades in place) the store at `location`, keeping
+    /// `folderLock` (its folder's, see ``StorageFolderLock``) held while it exists.
     public init(location: StorageLocation, secureArea: any SecureArea, wrapping: any KeyWrappingProvider,
-                clock: any WalletClock = SystemClock()) throws(StorageError) {
-        try self.init(location: location, secureArea: secureArea, wrapping: wrapping, clock: clock, schemaVersion: nil)
+                clock: any WalletClock = SystemClock(), folderLock: StorageFolderLock? = nil) throws(StorageError) {
+        try self.init(location: location, secureArea: secureArea, wrapping: wrapping, clock: clock, schemaVersion: nil,
+                      folderLock: folderLock)
     }
 
     /// Opens the store migrated up to `schemaVersion` only (tests build old databases with it).
     init(location: StorageLocation, secureArea: any SecureArea, wrapping: any KeyWrappingProvider,
-         clock: any WalletClock, schemaVersion: Int?) throws(StorageError) {
+         clock: any WalletClock, schemaVersion: Int?, folderLock: StorageFolderLock? = nil) throws(StorageError) {
         let connection = try SQLiteConnection(location: location)
         try connection.migrate(CredentialSchema.migrations, upTo: schemaVersion)
         self.connection = connection
         self.secureArea = secureArea
         self.wrapping = wrapping
         self.clock = clock
+        self.folderLock = folderLock
     }
 
     /// Closes the database; later calls throw `StorageError.closed`.
