@@ -125,6 +125,44 @@ struct StoreDurabilityTests {
         }
     }
 
+    @Test("eight connections opening one new database at once all migrate it, once; the same for a v1 database")
+    func concurrentMigration() async throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for round in 0..<6 {
+            let url = directory.appendingPathComponent("race-\(round).sqlite")
+            if round % 2 == 1 { try FileManager.default.copyItem(at: SchemaV1Fixture.committedURL, to: url) }
+            // Threads of their own, each with its connection open, released together.
+            let ready = DispatchSemaphore(value: 0)
+            let start = DispatchSemaphore(value: 0)
+            let done = DispatchSemaphore(value: 0)
+            let results = LockedResults()
+            for _ in 0..<8 {
+                Thread {
+                    defer { done.signal() }
+                    let connection: SQLiteConnection
+                    do { connection = try SQLiteConnection(location: .file(url)) } catch {
+                        results.append(error); ready.signal(); return
+                    }
+                    ready.signal()
+                    start.wait()
+                    do {
+                        try connection.migrate(CredentialSchema.migrations)
+                        results.append(try connection.userVersion())
+                    } catch {
+                        results.append(error)
+                    }
+                    connection.close()
+                }.start()
+            }
+            for _ in 0..<8 { ready.wait() }
+            for _ in 0..<8 { start.signal() }
+            for _ in 0..<8 { done.wait() }
+            #expect(results.failures.isEmpty, "round \(round): \(results.failures)")
+            #expect(results.versions == Array(repeating: CredentialStore.schemaVersion, count: 8 - results.failures.count))
+        }
+    }
+
     @Test("a child killed with SIGKILL mid-save leaves a sound database holding every credential it reported")
     func crashSafety() async throws {
         let directory = try makeTemporaryDirectory()
@@ -168,4 +206,13 @@ struct StoreDurabilityTests {
             #expect(sameContent(stored, crashTestCredential(number)))
         }
     }
+}
+
+/// What the racing openings of ``StoreDurabilityTests/concurrentMigration()`` ended with.
+private final class LockedResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var versions: [Int] = []
+    private(set) var failures: [String] = []
+    func append(_ version: Int) { lock.withLock { versions.append(version) } }
+    func append(_ error: any Error) { lock.withLock { failures.append("\(error)") } }
 }

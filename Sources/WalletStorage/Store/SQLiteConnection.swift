@@ -67,7 +67,7 @@ final class SQLiteConnection {
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         do throws(StorageError) {
             if path != nil {
-                let mode = try query("PRAGMA journal_mode = WAL").first?.first?.string
+                let mode = try walJournalMode(busyTimeoutMilliseconds: busyTimeoutMilliseconds)
                 guard mode?.lowercased() == "wal" else {
                     throw .database(operation: "enable WAL", code: SQLITE_ERROR, message: "journal_mode is \(mode ?? "?")")
                 }
@@ -80,6 +80,22 @@ final class SQLiteConnection {
     }
 
     deinit { close() }
+
+    /// `PRAGMA journal_mode = WAL`, which needs the database to itself for a moment:
+    /// SQLite answers `SQLITE_BUSY` without waiting when another connection opens the
+    /// same new database at that instant, so the switch is tried again, for at most the
+    /// busy timeout. Returns the mode in force.
+    private func walJournalMode(busyTimeoutMilliseconds: Int32) throws(StorageError) -> String? {
+        var waited: Int32 = 0
+        while true {
+            do {
+                return try query("PRAGMA journal_mode = WAL").first?.first?.string
+            } catch .database(_, let code, _) where code & 0xFF == SQLITE_BUSY && waited < busyTimeoutMilliseconds {
+                usleep(2_000)
+                waited += 2
+            }
+        }
+    }
 
     /// Finalises every cached statement and closes the connection (idempotent).
     func close() {
@@ -228,6 +244,9 @@ final class SQLiteConnection {
         for migration in migrations.sorted(by: { $0.version < $1.version })
         where migration.version > current && migration.version <= goal {
             try transaction { () throws(StorageError) in
+                // Read again under the write lock: another process opening the same new or
+                // older database may have applied this step since the read above.
+                guard try userVersion() < migration.version else { return }
                 try execute(migration.sql)
                 try execute("PRAGMA user_version = \(migration.version)")
             }
