@@ -319,6 +319,30 @@ struct CredentialStoreTests {
         await #expect(throws: StorageError.noInstancesLeft(credentialId: "c")) { _ = try await store.consumeInstance(of: "c") }
     }
 
+    @Test("a credential deleted while an instance's unlock waits is not presented, and the key goes with it")
+    func deletedDuringUnlock() async throws {
+        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
+        let (release, releaseSignal) = AsyncStream<Void>.makeStream()
+        let area = ForwardingSecureArea(inner: inner, name: "slow unlock", signer: { alias, unlock throws(StorageError) in
+            enteredSignal.yield()
+            for await _ in release { break }
+            return try await inner.signer(for: alias, unlock: unlock)
+        })
+        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
+        for use in [KeyUse.rotate, .oneTime] {
+            let credential = try await issue("d-\(use)", count: 2, use: use, area: inner)
+            try await store.save(credential)
+            let presenting = Task { try await store.consumeInstance(of: credential.id) }
+            for await _ in entered { break }
+            // The user deletes the credential while the unlock prompt is up.
+            try await store.delete(id: credential.id)
+            releaseSignal.yield()
+            await #expect(throws: StorageError.credentialNotFound(id: credential.id)) { _ = try await presenting.value }
+            #expect(try await inner.listKeys().isEmpty, "\(use): no key of the deleted credential is left")
+        }
+    }
+
     @Test("a save from a stale read naming an instance another save replaced, whose key is still being deleted, is refused")
     func staleRenewalRefused() async throws {
         let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())

@@ -389,6 +389,16 @@ public actor CredentialStore {
         try? await deleteKeys(aliases)
     }
 
+    /// Deletes the key `alias` if its deletion is pending (best effort: a failure leaves
+    /// it pending), whatever uses of it are in flight: for the last of them.
+    private func deletePending(_ alias: String) async {
+        guard (try? connection.query("SELECT 1 FROM pending_key_deletions WHERE alias = ?", [.text(alias)]))?.isEmpty == false else {
+            return
+        }
+        do { try await secureArea.deleteKey(alias: alias) } catch .keyNotFound {} catch { return }
+        _ = try? connection.run("DELETE FROM pending_key_deletions WHERE alias = ?", [.text(alias)])
+    }
+
     /// Deletes keys from the secure area, forgetting each pending deletion once done. A
     /// key already gone counts as deleted. The first other failure is thrown after trying
     /// every alias; those aliases stay pending for `purgeSpentKeys()`.
@@ -471,6 +481,15 @@ public actor CredentialStore {
                     "UPDATE credential_instances SET use_count = use_count - 1 WHERE credential_id = ? AND key_alias = ? AND use_count > 0",
                     [.text(id), .text(instance.keyAlias)])
                 throw error
+            }
+            // The unlock may have waited on the user while the credential was deleted: nothing
+            // is presented from a credential the user removed, and the key, whose deletion
+            // waited for this unlock, goes now. (An instance a renewal replaced meanwhile is
+            // still the credential's and is used; its key stays pending until a repair.)
+            let stillStored = (try? connection.query("SELECT 1 FROM credentials WHERE id = ?", [.text(id)]))?.isEmpty == false
+            guard stillStored else {
+                if inFlight[instance.keyAlias] == 1 { await deletePending(instance.keyAlias) }
+                throw .credentialNotFound(id: id)
             }
             if use == .oneTime {
                 // A failure here leaves key_deleted = 0; purgeSpentKeys() retries. The instance
