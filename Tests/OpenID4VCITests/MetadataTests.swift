@@ -111,6 +111,34 @@ struct MetadataTests {
         #expect(throws: MetadataProblem.self) { _ = try metadata(plain, issuer: "https://credential-issuer.example.com/other") }
     }
 
+    @Test("signed_metadata under the anchors must come from a signing certificate naming the issuer; without anchors it is signed, not trusted")
+    func signedMetadataSigner() async throws {
+        let issuer = "https://issuer.example"
+        func document(_ pki: TestPKI) async throws -> JSONObject {
+            let claims = try JWTClaims(["sub": .string(issuer), "iat": .number(Double(Date().wholeSecondsSince1970)),
+                                        "credential_endpoint": "https://issuer.example/signed-credential"])
+            let jwt = try await JWT.sign(claims: claims, signer: pki.signer, type: CredentialIssuerMetadata.signedMetadataType,
+                                         x5c: [pki.leaf])
+            return ["credential_issuer": .string(issuer), "credential_endpoint": "https://issuer.example/credential",
+                    "credential_configurations_supported": [:], "signed_metadata": .string(jwt.compactSerialization)]
+        }
+        let named = try TestPKI(name: "Issuer", issuer: issuer)
+        let trusted = try metadata(try await document(named), issuer: issuer, anchors: [named.anchor])
+        #expect(trusted.isSigned && trusted.isSignerTrusted)
+        #expect(trusted.credentialEndpoint.absoluteString == "https://issuer.example/signed-credential")
+        // Another party's certificate under the same anchor (a signer for another issuer).
+        let other = try TestPKI(name: "Other", issuer: "https://other.example")
+        let otherDocument = try await document(other)
+        #expect(throws: MetadataProblem.invalidSignedMetadata(.untrusted(.subjectAlternativeNameMismatch(expected: issuer)))) {
+            _ = try metadata(otherDocument, issuer: issuer, anchors: [other.anchor])
+        }
+        // No anchors: the signature is checked with its own certificate only.
+        let untrusted = try metadata(otherDocument, issuer: issuer)
+        #expect(untrusted.isSigned && !untrusted.isSignerTrusted)
+        #expect(try metadata(["credential_issuer": .string(issuer), "credential_endpoint": "https://issuer.example/c",
+                              "credential_configurations_supported": [:]], issuer: issuer).isSigned == false)
+    }
+
     @Test("a document for another issuer, a missing endpoint or an http endpoint is refused")
     func negatives() throws {
         let good: JSONObject = ["credential_issuer": "https://i.example", "credential_endpoint": "https://i.example/c",

@@ -38,8 +38,14 @@ public struct CredentialIssuerMetadata: Sendable, Equatable {
     public let configurationIds: [String]
     /// `credential_configurations_supported`.
     public let configurations: [String: CredentialConfiguration]
-    /// Whether `signed_metadata` was present and verified (its values then take precedence).
+    /// Whether `signed_metadata` was present and its signature verified (its values then
+    /// take precedence): under the trust anchors when the wallet has issuer anchors, else
+    /// only under the `x5c` certificate it carries (see ``isSignerTrusted``).
     public let isSigned: Bool
+    /// Whether `signed_metadata`'s signer chained to the issuer trust anchors with a
+    /// signing certificate whose subjectAltName names the credential issuer: the metadata
+    /// is then vouched for by a trusted party, not only by the issuer's TLS server.
+    public let isSignerTrusted: Bool
 
     /// The configuration `id`, if the issuer has it.
     public func configuration(_ id: String) -> CredentialConfiguration? { configurations[id] }
@@ -79,6 +85,7 @@ public struct CredentialIssuerMetadata: Sendable, Equatable {
             signed = true
         }
         isSigned = signed
+        isSignerTrusted = signed && !trustAnchors.isEmpty
         let issuer = object["credential_issuer"]?.stringValue
         // §12.2.2: the identifier in the document must be the one it was fetched for.
         guard issuer == expectedIssuer else { throw .identifierMismatch(expected: expectedIssuer, actual: issuer) }
@@ -127,7 +134,10 @@ public struct CredentialIssuerMetadata: Sendable, Equatable {
     }
 
     /// §12.2.3: `typ`, a signature by the `x5c` leaf (chained to the anchors when there
-    /// are any), `iat`, and `sub` naming the issuer.
+    /// are any, as a signing certificate naming the issuer in its subjectAltName, as an
+    /// SD-JWT VC issuer's must: another party's certificate under the same anchors, a
+    /// document signer of another issuer say, does not vouch for this one), `iat`, and
+    /// `sub` naming the issuer.
     private static func signedMetadataClaims(_ compact: String, expectedIssuer: String, trustAnchors: [X509Certificate],
                                              now: Date) throws(JOSEError) -> JSONObject {
         let jwt = try JWT(compact: compact)
@@ -140,7 +150,7 @@ public struct CredentialIssuerMetadata: Sendable, Equatable {
             guard let leaf = try jwt.header.certificateChain()?.first else { throw .untrusted(.missingCertificate) }
             try jwt.jws.verify(with: try JOSEError.wrapCertificateKey(leaf))
         } else {
-            try jwt.jws.verifyWithCertificateChain(trustAnchors: trustAnchors, at: now, policy: .signingCertificate)
+            try jwt.jws.verifyWithCertificateChain(trustAnchors: trustAnchors, at: now, policy: .sdJWTVCIssuer(expectedIssuer))
         }
         try jwt.validate(JWTValidationOptions(now: now, requiredClaims: ["iat"]))
         guard jwt.claims.subject == expectedIssuer else { throw .invalidClaim("sub") }
