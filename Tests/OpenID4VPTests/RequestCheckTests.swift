@@ -62,6 +62,19 @@ struct RequestCheckTests {
         try await Self.expectRefused(try await Self.byValue(reader), .verifierNotTrusted(.unknownAnchor), anchors: [stranger.root])
     }
 
+    @Test("reader anchors configured but none parses: a signed request is verifierNotTrusted, never resolved as untrusted")
+    func unparsableAnchors() async throws {
+        let reader = try TestReader.make()
+        let wallet = try await TestWallet.make()
+        try await wallet.addSdJwt(id: "pid-1")
+        let http = Remote.acceptingVerifier()
+        let client = Openid4VpClient(store: wallet.store, config: PresentationConfig(readerAnchorsDer: [Array("not DER".utf8)]),
+                                     httpClient: http, clock: ManualClock(testNow))
+        let states = try await Self.run(client.start(try await Self.byValue(reader)))
+        #expect(states.last == .failed(.verifierNotTrusted(.noTrustAnchors)))
+        #expect(!states.contains { $0.request != nil })
+    }
+
     @Test("a request object not signed by the x5c leaf's key is verifierNotTrusted (invalidRequest without anchors)")
     func badSignature() async throws {
         let reader = try TestReader.make()

@@ -29,6 +29,9 @@ struct RequestObject: Sendable {
         var walletNonce: String?
         /// Reader trust anchors; none means signed requests resolve untrusted.
         var readerAnchors: [X509Certificate]
+        /// Whether the app configured reader anchors, though none of them parsed: signed
+        /// requests must then be trusted, and with no usable anchor none is.
+        var anchorsConfigured = false
         /// `aud` values besides `https://self-issued.me/v2` that name this wallet.
         var audiences: [String]
         /// When the checks are made.
@@ -118,7 +121,7 @@ struct RequestObject: Sendable {
     /// resolves untrusted.
     private static func authenticate(_ jws: JWS, header: JOSEHeader, clientId: ClientIdentifier,
                                      expectations: Expectations) throws(PresentationError) -> VerifierIdentity {
-        let anchored = !expectations.readerAnchors.isEmpty
+        let anchored = !expectations.readerAnchors.isEmpty || expectations.anchorsConfigured
         let chain: [X509Certificate]
         do {
             chain = try header.certificateChain() ?? []

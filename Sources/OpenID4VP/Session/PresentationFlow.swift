@@ -83,7 +83,8 @@ package struct PresentationFlow: Sendable {
         self.invocation = invocation
         self.config = config
         self.walletNonce = walletNonce
-        // An anchor that does not parse trusts nothing; it cannot make anything trusted.
+        // An anchor that does not parse trusts nothing; it cannot make anything trusted, nor
+        // (when none parses) turn the trust the app asked for into "untrusted" requests.
         self.readerAnchors = config.readerAnchorsDer.compactMap { try? X509Certificate(derEncoded: $0) }
     }
 
@@ -162,6 +163,7 @@ package struct PresentationFlow: Sendable {
 
     private func expectations(clientId: String?, walletNonce: String?, now: Date) -> RequestObject.Expectations {
         RequestObject.Expectations(clientId: clientId, walletNonce: walletNonce, readerAnchors: readerAnchors,
+                                   anchorsConfigured: !config.readerAnchorsDer.isEmpty,
                                    audiences: config.walletAudiences, now: now, clockSkew: config.clockSkew)
     }
 
