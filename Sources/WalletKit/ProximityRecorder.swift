@@ -39,21 +39,24 @@ final class ProximityRecorder: Sendable {
         let events = hub.transferEvents
         let started = Task {
             // Per engagement: the request waiting for its answer, and the requests answered
-            // (a response sent with `terminate: false` lets the reader ask again).
+            // with what each response released, taken when it was sent (a response sent with
+            // `terminate: false` lets the reader ask again, the same request included).
             var pending: [EngagementID: [UInt8]] = [:]
-            var answered: [EngagementID: [[UInt8]]] = [:]
+            var answered: [EngagementID: [Answered]] = [:]
             for await event in events {
                 switch event.kind {
                 case .documentsSelectionProcessStart(let data):
                     if let unanswered = pending.updateValue(data, forKey: event.engagementId) { _ = disclosures.take(for: unanswered) }
                 case .sessionDataSend:
-                    if let request = pending.removeValue(forKey: event.engagementId) { answered[event.engagementId, default: []].append(request) }
+                    if let request = pending.removeValue(forKey: event.engagementId) {
+                        answered[event.engagementId, default: []].append(Answered(request: request, documents: disclosures.take(for: request)))
+                    }
                 case .sessionTerminationSend, .sessionTerminationReceived, .documentsSelectionProcessDeclined, .cancelled, .error:
                     guard let outcome = Self.outcome(of: event.kind) else { continue }
                     let unanswered = pending.removeValue(forKey: event.engagementId)
                     if let unanswered { _ = disclosures.take(for: unanswered) }
                     let sent = answered.removeValue(forKey: event.engagementId) ?? []
-                    await Self.record(sent: sent, unanswered: unanswered, outcome: outcome, disclosures: disclosures,
+                    await Self.record(sent: sent, unanswered: unanswered, outcome: outcome,
                                       recorder: recorder, readerAnchorsConfigured: readerAnchorsConfigured)
                     await monitor.refresh()
                 default:
@@ -66,6 +69,12 @@ final class ProximityRecorder: Sendable {
 
     /// Stops following the sessions.
     func stop() { task.withLock { $0?.cancel() } }
+
+    /// A request a response was sent for, and what that response released.
+    struct Answered: Sendable {
+        let request: [UInt8]
+        let documents: [ProximityDisclosures.Document]
+    }
 
     /// How a final event ends the exchange; nil for events that are not the end.
     static func outcome(of kind: MdocRetrievalEvent.Kind) -> TransactionOutcome? {
@@ -96,15 +105,15 @@ final class ProximityRecorder: Sendable {
     /// Logs one session: what the responses to the `sent` requests released (whatever
     /// the outcome: once a response is sent, the reader holds it), the reader as the
     /// first request names it.
-    static func record(sent: [[UInt8]], unanswered: [UInt8]?, outcome: TransactionOutcome, disclosures: ProximityDisclosures,
+    static func record(sent: [Answered], unanswered: [UInt8]?, outcome: TransactionOutcome,
                        recorder: TransactionRecorder, readerAnchorsConfigured: Bool) async {
-        let request = (sent.first ?? unanswered).flatMap { try? DeviceRequest(encoded: $0) }
+        let request = (sent.first?.request ?? unanswered).flatMap { try? DeviceRequest(encoded: $0) }
         var credentials: [TransactionCredential] = []
         var values = JSONObject()
         // Nothing left the wallet unless a response was sent. A credential that answered
         // more than one request is one entry, with every path it released.
-        for requestBytes in sent {
-            for document in disclosures.take(for: requestBytes) {
+        for answer in sent {
+            for document in answer.documents {
                 let paths = document.paths.map { $0.elements.map(\.jsonValue) }
                 if let index = credentials.firstIndex(where: { $0.credentialId == document.credentialId && $0.type == document.docType }) {
                     let known = credentials[index]

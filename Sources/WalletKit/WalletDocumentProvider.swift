@@ -93,9 +93,22 @@ extension Wallet {
         guard let first = documents.first else {
             throw .noMatchingCredential(docType: request.docRequests.first?.itemsRequest.docType ?? "")
         }
-        proximityDisclosures.register(disclosed, for: request)
+        // Logged when the session sends its response; a session that ended meanwhile (the
+        // reader left while an unlock prompt was up) sends none, and a registration kept
+        // for it would be credited to a later session asking the same.
+        if await isPending(request) { proximityDisclosures.register(disclosed, for: request) }
         await credentialMonitor.refresh()
         return WalletDocumentProvider(selection: consent, first: first, others: Array(documents.dropFirst()))
+    }
+
+    /// Whether a session of the wallet's proximity manager waits for the user's answer to
+    /// `request`.
+    private func isPending(_ request: DeviceRequest) async -> Bool {
+        for engagement in await proximity.engagements {
+            guard let transfer = engagement.transferManager, await transfer.phase == .awaitingConsent else { continue }
+            if await transfer.deviceRequest?.encodedBytes == request.encodedBytes { return true }
+        }
+        return false
     }
 
     private func presentableMdoc(of docType: String) async throws(WalletError) -> CredentialId {

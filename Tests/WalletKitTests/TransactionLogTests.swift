@@ -216,8 +216,9 @@ struct TransactionLogTests {
         await wallet.proximity.closeAll()
     }
 
-    @Test("proximity, a response sent without ending the session, then a second request declined: declined, and the log lists the first response")
-    func proximityResponseThenDecline() async throws {
+    @Test("proximity, a response sent without ending the session, then a second request declined: declined, and the log lists the first response",
+          arguments: [false, true])
+    func proximityResponseThenDecline(sameRequestAgain: Bool) async throws {
         let (parties, testReader, wallet, id) = try await Self.proximityWallet()
         let recorded = wallet.transactionLog.recorded
         let released = Self.mdl("family_name")
@@ -247,18 +248,62 @@ struct TransactionLogTests {
         let reader = try MdocReader(connector: BLEConnector(party: .reader, modes: [.peripheralServer]) { [air = testReader.air] in air.makeRadio() },
                                     trustAnchors: [parties.issuer.trustAnchors.iaca])
         try await reader.engage(qrCodeUri: engagement.qrCodeUri ?? "")
-        let key = ReaderAuthenticationKey(signer: SoftwareSigner(testReader.key), certificateChain: [testReader.certificate])
+        // The same request twice has the same bytes only without reader authentication
+        // (each readerAuth signature is fresh).
+        let key = sameRequestAgain ? nil : ReaderAuthenticationKey(signer: SoftwareSigner(testReader.key),
+                                                                    certificateChain: [testReader.certificate])
         let first = try await reader.request([ItemsRequest(docType: Parties.mDLType, nameSpaces: [
             NameSpaced(Parties.nameSpace, [RequestedElement("family_name", false)])])], readerKey: key)
         #expect(first.documents.first?.value(nameSpace: Parties.nameSpace, identifier: "family_name") == .textString("Mustermann"))
         _ = try? await reader.request([ItemsRequest(docType: Parties.mDLType, nameSpaces: [
-            NameSpaced(Parties.nameSpace, [RequestedElement("age_over_18", false)])])], readerKey: key)
+            NameSpaced(Parties.nameSpace, [RequestedElement(sameRequestAgain ? "family_name" : "age_over_18", false)])])], readerKey: key)
         await reader.abort()
         await holder.value
         let entry = try #require(await recorded.first { $0.kind == .proximityPresentation })
         #expect(entry.outcome == .declined)
         #expect(entry.credentials == [TransactionCredential(credentialId: id, type: Parties.mDLType, claimPaths: [
             [.string(Parties.nameSpace), .string("family_name")]])])
+        await wallet.proximity.closeAll()
+    }
+
+    @Test("proximity: a provider made after its session ended is not credited to a later session asking the same")
+    func providerAfterSessionEnded() async throws {
+        let (parties, testReader, wallet, _) = try await Self.proximityWallet()
+        let recorded = wallet.transactionLog.recorded
+        let items = ItemsRequest(docType: Parties.mDLType, nameSpaces: [NameSpaced(Parties.nameSpace, [RequestedElement("family_name", false)])])
+        var entries = recorded.makeAsyncIterator()
+        for round in 0..<2 {
+            let engagement = try await wallet.proximity.createEngagement(.qr, config: wallet.engagementConfig)
+            let holder = Task {
+                for await state in wallet.proximity.eventHub.sessionState {
+                    if state.userInteractionRequired, let bytes = state.deviceRequest, let request = try? DeviceRequest(encoded: bytes),
+                       let transfer = wallet.proximity.activeEngagement.current?.transferManager {
+                        if round == 0 {
+                            // The reader goes away while the wallet still prepares its answer.
+                            await wallet.proximity.close(engagement.id)
+                            _ = try? await wallet.documentProvider(for: request, consent: ConsentSelection(elements: Self.mdl("family_name")))
+                        } else {
+                            // The app answers with a provider of its own that releases nothing.
+                            let own = StaticDocumentProvider(documents: [], signer: SoftwareSigner(testReader.key), consent: { _ in .nothing })
+                            if let response = try? await transfer.createResponse(deviceRequest: request, documentProvider: own) {
+                                try? await transfer.sendDeviceResponse(response)
+                            }
+                        }
+                    }
+                    if state.isTerminal { break }
+                }
+            }
+            let reader = try MdocReader(connector: BLEConnector(party: .reader, modes: [.peripheralServer]) { [air = testReader.air] in
+                air.makeRadio()
+            }, trustAnchors: [parties.issuer.trustAnchors.iaca])
+            try await reader.engage(qrCodeUri: engagement.qrCodeUri ?? "")
+            _ = try? await reader.request([items])   // no readerAuth: both rounds send the same bytes
+            await reader.abort()
+            await holder.value
+            var entry = try #require(await entries.next())
+            while entry.kind != .proximityPresentation { entry = try #require(await entries.next()) }
+            #expect(entry.credentials == [], "round \(round)")
+        }
         await wallet.proximity.closeAll()
     }
 
