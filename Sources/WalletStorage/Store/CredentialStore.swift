@@ -63,6 +63,18 @@ public actor CredentialStore {
 
     // MARK: Save
 
+    /// `token` encrypted as credential `id`'s refresh token.
+    private func wrapRefreshToken(_ token: String, of id: String) throws(StorageError) -> [UInt8] {
+        try wrapping.wrap(Array(token.utf8), aad: Self.refreshTokenAAD(id))
+    }
+
+    /// Credential `id`'s refresh token from its encrypted form, the plaintext bytes wiped.
+    private func unwrapRefreshToken(_ wrapped: [UInt8], of id: String) throws(StorageError) -> String {
+        var plain = try wrapping.unwrap(wrapped, aad: Self.refreshTokenAAD(id))
+        defer { wipe(&plain) }
+        return String(decoding: plain, as: UTF8.self)
+    }
+
     static func refreshTokenAAD(_ id: String) -> [UInt8] {
         Array("WalletStorage.CredentialStore.refresh_token".utf8) + [0] + Array(id.utf8)
     }
@@ -135,9 +147,7 @@ public actor CredentialStore {
         async throws(StorageError) -> StoredCredential {
         try Self.validate(credential)
         let now = clock.now
-        var token = try credential.refreshToken.map { (token) throws(StorageError) in
-            try wrapping.wrap(Array(token.utf8), aad: Self.refreshTokenAAD(credential.id))
-        }
+        var token = try credential.refreshToken.map { (token) throws(StorageError) in try wrapRefreshToken(token, of: credential.id) }
         let context = try credential.issuanceContext.map { (context) throws(StorageError) in
             try wrapping.wrap(context, aad: Self.issuanceContextAAD(credential.id))
         }
@@ -168,8 +178,7 @@ public actor CredentialStore {
             // An alias the record no longer has and whose key waits for deletion comes from
             // a stale read: the instance was replaced (and may have been presented) since.
             for instance in credential.instances where replacing && recordedUse[instance.keyAlias] == nil {
-                let pending = try connection.query("SELECT 1 FROM pending_key_deletions WHERE alias = ?", [.text(instance.keyAlias)])
-                guard pending.isEmpty else { throw .invalidCredential(.keyAliasBeingDeleted(instance.keyAlias)) }
+                guard try !isPendingDeletion(instance.keyAlias) else { throw .invalidCredential(.keyAliasBeingDeleted(instance.keyAlias)) }
             }
             for instance in credential.instances {
                 let owners = try connection.query(
@@ -224,16 +233,10 @@ public actor CredentialStore {
         // who would otherwise take a saved credential for one that was not.
         try? await deleteKeys(dropped)
         var refreshToken = credential.refreshToken
-        if keepingStoredRefreshToken, let wrapped = token {
+        if keepingStoredRefreshToken {
             // Committed already: a token that does not unwrap (an altered record) reads as
             // none here, as it will fail to read later, rather than fail a saved write.
-            refreshToken = (try? wrapping.unwrap(wrapped, aad: Self.refreshTokenAAD(credential.id))).map { plain in
-                var plain = plain
-                defer { wipe(&plain) }
-                return String(decoding: plain, as: UTF8.self)
-            }
-        } else if keepingStoredRefreshToken {
-            refreshToken = nil
+            refreshToken = token.flatMap { try? unwrapRefreshToken($0, of: credential.id) }
         }
         return StoredCredential(
             id: credential.id, format: credential.format, type: credential.type, issuer: credential.issuer,
@@ -248,7 +251,7 @@ public actor CredentialStore {
     /// (the old one is spent, and a server that detects its reuse revokes the grant).
     /// - Throws: `credentialNotFound` when no credential has the id.
     public func updateRefreshToken(of id: String, to refreshToken: String) throws(StorageError) {
-        let wrapped = try wrapping.wrap(Array(refreshToken.utf8), aad: Self.refreshTokenAAD(id))
+        let wrapped = try wrapRefreshToken(refreshToken, of: id)
         let changed = try connection.run("UPDATE credentials SET refresh_token = ?, updated_at = ? WHERE id = ?",
                                          [.blob(wrapped), .real(clock.now.timeIntervalSince1970), .text(id)])
         guard changed == 1 else { throw .credentialNotFound(id: id) }
@@ -345,12 +348,7 @@ public actor CredentialStore {
             state = .deferred(transactionId: transactionId, retryAfter: row[10].double.map(Date.init(timeIntervalSince1970:)))
         default: throw .corruptRecord(table: "credentials", key: id)
         }
-        var refreshToken: String? = nil
-        if let wrapped = row[11].bytes {
-            var plain = try wrapping.unwrap(wrapped, aad: Self.refreshTokenAAD(id))
-            defer { wipe(&plain) }
-            refreshToken = String(decoding: plain, as: UTF8.self)
-        }
+        let refreshToken = try row[11].bytes.map { (wrapped) throws(StorageError) in try unwrapRefreshToken(wrapped, of: id) }
         let issuanceContext = try row[14].bytes.map { (wrapped) throws(StorageError) in
             try wrapping.unwrap(wrapped, aad: Self.issuanceContextAAD(id))
         }
@@ -389,12 +387,15 @@ public actor CredentialStore {
         try? await deleteKeys(aliases)
     }
 
+    /// Whether the key `alias` waits in the pending deletions.
+    private func isPendingDeletion(_ alias: String) throws(StorageError) -> Bool {
+        try !connection.query("SELECT 1 FROM pending_key_deletions WHERE alias = ?", [.text(alias)]).isEmpty
+    }
+
     /// Deletes the key `alias` if its deletion is pending (best effort: a failure leaves
     /// it pending), whatever uses of it are in flight: for the last of them.
     private func deletePending(_ alias: String) async {
-        guard (try? connection.query("SELECT 1 FROM pending_key_deletions WHERE alias = ?", [.text(alias)]))?.isEmpty == false else {
-            return
-        }
+        guard (try? isPendingDeletion(alias)) == true else { return }
         do { try await secureArea.deleteKey(alias: alias) } catch .keyNotFound {} catch { return }
         _ = try? connection.run("DELETE FROM pending_key_deletions WHERE alias = ?", [.text(alias)])
     }
