@@ -69,17 +69,12 @@ struct CredentialClaims: Sendable {
 
     init(_ credential: DcqlCredential) { self.credential = credential }
 
-    /// Claims that describe the credential rather than its subject; not listed as received.
-    static let technicalClaims: Set<String> = [
-        "iss", "iat", "nbf", "exp", "cnf", "vct", "vct#integrity", "status", "_sd_alg", "jti",
-    ]
-
     /// The paths of every claim of the subject: top-level claim names for SD-JWT VC,
     /// `[namespace, element]` for mdoc, in a stable order.
     var paths: [ClaimPath] {
         switch credential.claims {
         case .json(let claims):
-            return claims.keys.filter { !Self.technicalClaims.contains($0) }.sorted().map { ClaimPath([.key($0)]) }
+            return claims.keys.filter { !SDJWT.technicalClaimNames.contains($0) }.sorted().map { ClaimPath([.key($0)]) }
         case .mdoc(let nameSpaces):
             return nameSpaces.keys.sorted().flatMap { nameSpace in
                 (nameSpaces[nameSpace] ?? [:]).keys.sorted().map { ClaimPath([.key(nameSpace), .key($0)]) }
@@ -109,32 +104,15 @@ struct CredentialClaims: Sendable {
     }
 
     /// What a presentation of `paths` of the SD-JWT VC `raw` shows its verifier, as the
-    /// log keeps it: the payload processed with the disclosures the presentation carries
-    /// (so a disclosure that reveals a whole object counts with everything plainly inside
-    /// it, and claims the issuer did not make selectively disclosable count too), as the
-    /// paths of its leaves (an array is one leaf), sorted, without the technical claims;
-    /// the values are the revealed ones. Nil when `raw` does not present.
+    /// log keeps it: ``RevealedClaims/leafPaths`` and the revealed values. Nil when `raw`
+    /// does not present.
     static func loggedPresentation(ofSDJWT raw: [UInt8], disclosing paths: [ClaimPath], id: CredentialId,
                                    type: String) -> (TransactionCredential, JSONObject)? {
         guard let text = UTF8Validation.string(raw), let credential = try? SDJWT(compact: text),
-              let revealed = try? credential.presentation(disclosing: paths).processed().claims else { return nil }
-        var leaves: [ClaimPath] = []
-        for (name, value) in revealed where !technicalClaims.contains(name) {
-            collectLeaves(of: value, at: [.key(name)], into: &leaves)
-        }
-        leaves.sort { $0.description < $1.description }
-        let view = CredentialClaims(DcqlCredential(id: id, format: DcqlFormat.sdJwtVc, type: type, claims: .json(revealed),
+              let revealed = try? credential.revealedClaims(disclosing: paths) else { return nil }
+        let view = CredentialClaims(DcqlCredential(id: id, format: DcqlFormat.sdJwtVc, type: type,
+                                                   claims: .json(revealed.claims),
                                                    isHolderBound: credential.payload.members["cnf"] != nil))
-        return view.logged(leaves, type: type)
-    }
-
-    /// An object's members, recursively; an empty object or array (a container whose
-    /// members all stayed undisclosed) shows nothing of the subject and is left out.
-    private static func collectLeaves(of value: JSONValue, at path: [ClaimPathElement], into leaves: inout [ClaimPath]) {
-        if let members = value.objectValue {
-            for (name, member) in members { collectLeaves(of: member, at: path + [.key(name)], into: &leaves) }
-        } else if value.arrayValue?.isEmpty != true {
-            leaves.append(ClaimPath(path))
-        }
+        return view.logged(revealed.leafPaths, type: type)
     }
 }

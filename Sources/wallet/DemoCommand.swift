@@ -402,7 +402,7 @@ struct DemoRun {
                 narrator.line("wallet: request from \(verifier.commonName ?? verifier.clientId) (\(verifier.clientId)), "
                               + "trusted: \(verifier.trusted)")
                 for query in request.queries {
-                    let paths = query.candidates.first { $0.credentialId == pid }?.disclosedPaths.map(\.description) ?? []
+                    let paths = query.candidates.first { $0.credentialId == pid }?.revealedPaths.map(\.description) ?? []
                     narrator.line("        query \(query.queryId): \(query.candidates.count) candidate(s); "
                                   + "would disclose \(paths.joined(separator: ", "))")
                 }

@@ -146,8 +146,9 @@ enum PresentCommand {
             lines.append("Query \(query.queryId) (\(query.format)\(query.required ? ", required" : ", optional")\(query.multiple ? ", multiple" : "")):")
             if query.candidates.isEmpty { lines.append("  no stored credential answers it") }
             for candidate in query.candidates {
-                let paths = candidate.disclosedPaths.map(\.description).joined(separator: ", ")
-                lines.append("  \(candidate.credentialId) [\(candidate.type)] would disclose: \(paths.isEmpty ? "only what is always disclosed" : paths)")
+                // What the verifier will read, which for SD-JWT VC may be more than it asked for.
+                let paths = candidate.revealedPaths.map(\.description).joined(separator: ", ")
+                lines.append("  \(candidate.credentialId) [\(candidate.type)] would disclose: \(paths.isEmpty ? "no claim about you" : paths)")
             }
         }
         for transaction in request.transactionData ?? [] {
@@ -196,7 +197,8 @@ enum PresentCommand {
         let completed = members["state"] == "completed"
         members["disclosed"] = .array(completed ? disclosed.map { entry in
             ["queryId": .string(entry.queryId), "credentialId": .string(entry.candidate.credentialId),
-             "paths": .array(entry.candidate.disclosedPaths.map(\.jsonValue))]
+             "paths": .array(entry.candidate.disclosedPaths.map(\.jsonValue)),
+             "revealed": .array(entry.candidate.revealedPaths.map(\.jsonValue))]
         } : [])
         if let dcApiResponse, let data = try? JSONValue.parse(dcApiResponse) { members["dcApiResponse"] = data }
         if case .failed = state, !json { throw .failed("presentation failed: \(describe(state.failureOrNil))") }

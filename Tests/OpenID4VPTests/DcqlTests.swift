@@ -1,6 +1,8 @@
 import Foundation
+import JOSE
 import OpenID4VP
 import SDJWT
+import WalletCrypto
 import Testing
 import WalletEncoding
 
@@ -63,6 +65,39 @@ struct DcqlTests {
         #expect(match.satisfiable)
         #expect(match.isRequired("my_credential"))
         #expect(match.automaticSelection == ["my_credential": ["pid"]])
+    }
+
+    @Test("a candidate's revealed paths are what the verifier reads: a whole-object disclosure's members and the claims always sent")
+    func revealedPaths() async throws {
+        let claims: JSONObject = [
+            "iss": "https://issuer.example", "vct": .string(Self.identity), "iat": 1_800_000_000,
+            "given_name": "Erika", "family_name": "Mustermann", "birthdate": "1964-08-12",
+            "address": ["street_address": "Heidestrasse 17", "locality": "Koeln"],
+        ]
+        // `address` is one disclosure with plain members; `birthdate` is not selectively disclosable.
+        let plan = DisclosurePlan(members: ["given_name": .disclosable, "family_name": .disclosable, "address": .disclosable])
+        let issued = try await SDJWTIssuer(signer: SoftwareSigner(try ECPrivateKey.generate(curve: .p256)))
+            .issue(claims: claims, plan: plan, holderKey: JWK(publicKey: try ECPrivateKey.generate(curve: .p256).publicKey))
+        let credential = try DcqlCredential(sdJwt: Array(issued.serialization.utf8), id: "pid")
+        let query = try DcqlQuery(json: """
+            {"credentials": [{"id": "q", "format": "dc+sd-jwt", "meta": {"vct_values": ["\(Self.identity)"]},
+              "claims": [{"path": ["address", "locality"]}, {"path": ["given_name"]}]}]}
+            """)
+        let candidate = try #require(DcqlMatcher.match(query, against: [credential]).candidates["q"]?.first)
+        #expect(candidate.disclosedPaths == [["address", "locality"], ["given_name"]])
+        #expect(candidate.revealedPaths == [["address", "locality"], ["address", "street_address"], ["birthdate"], ["given_name"]])
+        // Exactly what a presentation of the disclosed paths carries.
+        let presented = try issued.presentation(disclosing: candidate.disclosedPaths).processed().claims
+        #expect(presented["family_name"] == nil && presented["address"]?["street_address"] == "Heidestrasse 17")
+        // Without its SD-JWT (a credential built by hand) the candidate cannot know more than it asked.
+        let bare = Self.sdJwt("bare", claims)
+        let plain = try #require(DcqlMatcher.match(query, against: [bare]).candidates["q"]?.first)
+        #expect(plain.revealedPaths == plain.disclosedPaths)
+        // A query naming no claims reveals what is always sent.
+        let noClaims = try DcqlQuery(json: """
+            {"credentials": [{"id": "q", "format": "dc+sd-jwt", "meta": {"vct_values": ["\(Self.identity)"]}}]}
+            """)
+        #expect(DcqlMatcher.match(noClaims, against: [credential]).candidates["q"]?.first?.revealedPaths == [["birthdate"]])
     }
 
     @Test("simple mdoc query: [namespace, element] paths select data elements")

@@ -99,7 +99,8 @@ struct PresentCommandTests {
         #expect(result["redirectUri"] == "https://verifier.example/done")
         #expect(result["verifier"]?["clientIdScheme"] == "redirect_uri")
         #expect(result["verifier"]?["trusted"] == false)
-        #expect(result["disclosed"] == [["queryId": "pid", "credentialId": "pid-1", "paths": [["family_name"]]]])
+        #expect(result["disclosed"] == [["queryId": "pid", "credentialId": "pid-1", "paths": [["family_name"]],
+                                         "revealed": [["family_name"]]]])
         let form = try #require(verifier.received.first)
         #expect(form["state"] == "s-1")
         let token = try JSONValue.parseObject(try #require(form["vp_token"]))

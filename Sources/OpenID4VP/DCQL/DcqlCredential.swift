@@ -8,6 +8,8 @@ import WalletStorage
 
 /// What DCQL matching sees of one credential: its format, type, claims, whether it is
 /// bound to a holder key, and the Authority Key Identifiers of its issuer's chain.
+/// An SD-JWT VC read from its bytes also keeps the SD-JWT, so that a candidate can say
+/// what a presentation of it would reveal.
 public struct DcqlCredential: Sendable, Hashable {
     /// The claims of a credential in the shape its format's claims path pointers address.
     public enum Claims: Sendable, Hashable {
@@ -33,10 +35,14 @@ public struct DcqlCredential: Sendable, Hashable {
     public let authorityKeyIdentifiers: [[UInt8]]
     /// mdoc: what the MSO lets the device key sign in DeviceSigned (App. B.2.1).
     public let keyAuthorizations: KeyAuthorizations?
+    /// SD-JWT VC: the credential itself, when known; a candidate's
+    /// ``PresentationCandidate/revealedPaths`` come from its disclosure structure.
+    public let sdJwt: SDJWT?
 
     /// A credential as matching sees it.
     public init(id: CredentialId, format: String, type: String, claims: Claims, isHolderBound: Bool,
-                authorityKeyIdentifiers: [[UInt8]] = [], keyAuthorizations: KeyAuthorizations? = nil) {
+                authorityKeyIdentifiers: [[UInt8]] = [], keyAuthorizations: KeyAuthorizations? = nil,
+                sdJwt: SDJWT? = nil) {
         self.id = id
         self.format = format
         self.type = type
@@ -44,6 +50,26 @@ public struct DcqlCredential: Sendable, Hashable {
         self.isHolderBound = isHolderBound
         self.authorityKeyIdentifiers = authorityKeyIdentifiers
         self.keyAuthorizations = keyAuthorizations
+        self.sdJwt = sdJwt
+    }
+
+    /// Equal when every property is.
+    public static func == (lhs: DcqlCredential, rhs: DcqlCredential) -> Bool {
+        lhs.id == rhs.id && lhs.format == rhs.format && lhs.type == rhs.type && lhs.claims == rhs.claims
+            && lhs.isHolderBound == rhs.isHolderBound && lhs.authorityKeyIdentifiers == rhs.authorityKeyIdentifiers
+            && lhs.keyAuthorizations == rhs.keyAuthorizations && lhs.sdJwt == rhs.sdJwt
+    }
+
+    /// Hashes every property but `sdJwt` (whose claims `claims` already carries), so that
+    /// equal values hash alike.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(format)
+        hasher.combine(type)
+        hasher.combine(claims)
+        hasher.combine(isHolderBound)
+        hasher.combine(authorityKeyIdentifiers)
+        hasher.combine(keyAuthorizations)
     }
 
     /// Reads a stored credential's first instance (all instances carry the same claims).
@@ -75,7 +101,7 @@ public struct DcqlCredential: Sendable, Hashable {
         let chain = (try? sdJwt.issuerSignedJWT.header.certificateChain()) ?? nil
         self.init(id: id, format: DcqlFormat.sdJwtVc, type: claims["vct"]?.stringValue ?? "", claims: .json(claims),
                   isHolderBound: sdJwt.payload["cnf"] != nil,
-                  authorityKeyIdentifiers: (chain ?? []).compactMap(\.authorityKeyIdentifier))
+                  authorityKeyIdentifiers: (chain ?? []).compactMap(\.authorityKeyIdentifier), sdJwt: sdJwt)
     }
 
     /// Reads an mdoc (its IssuerSigned CBOR).

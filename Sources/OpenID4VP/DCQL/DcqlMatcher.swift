@@ -13,22 +13,36 @@ public struct PresentationCandidate: Sendable, Hashable {
     /// The claims a presentation answering the query is made for: the paths of the
     /// Claims Queries selected (all of `claims`, or the first claim set it satisfies).
     /// Empty when the query names no claims (only what is always disclosed is sent).
-    /// For SD-JWT VC the verifier may read more than these: a disclosure that holds a
-    /// whole object shows every member not disclosable on its own, and claims the issuer
-    /// did not make selectively disclosable are always sent (the wallet's transaction
-    /// log lists what the presentation revealed).
+    /// What the verifier will be able to read is ``revealedPaths``.
     public let disclosedPaths: [ClaimPath]
+    /// What the verifier can read in a presentation of `disclosedPaths`, for a consent
+    /// screen: the paths of the subject's claims it reveals, leaf by leaf, sorted.
+    /// For SD-JWT VC this may be more than `disclosedPaths`: a disclosure that holds a
+    /// whole object shows every member not disclosable on its own, and claims the issuer
+    /// did not make selectively disclosable are in every presentation (see
+    /// ``RevealedClaims``). For mdoc, and for an SD-JWT VC matched without its SD-JWT
+    /// (``DcqlCredential/sdJwt``), it is `disclosedPaths`.
+    public let revealedPaths: [ClaimPath]
     /// The index in `claim_sets` of the claim set chosen, nil without `claim_sets`.
     public let claimSetIndex: Int?
 
-    /// A candidate.
+    /// A candidate. `revealedPaths` defaults to `disclosedPaths`.
     public init(credentialId: CredentialId, format: String, type: String, disclosedPaths: [ClaimPath],
-                claimSetIndex: Int? = nil) {
+                claimSetIndex: Int? = nil, revealedPaths: [ClaimPath]? = nil) {
         self.credentialId = credentialId
         self.format = format
         self.type = type
         self.disclosedPaths = disclosedPaths
+        self.revealedPaths = revealedPaths ?? disclosedPaths
         self.claimSetIndex = claimSetIndex
+    }
+
+    /// The candidate `credential` makes with `disclosedPaths`, its revealed paths read
+    /// from the SD-JWT when the credential carries one.
+    init(_ credential: DcqlCredential, disclosedPaths: [ClaimPath], claimSetIndex: Int? = nil) {
+        let revealed = (try? credential.sdJwt?.revealedClaims(disclosing: disclosedPaths))?.leafPaths
+        self.init(credentialId: credential.id, format: credential.format, type: credential.type,
+                  disclosedPaths: disclosedPaths, claimSetIndex: claimSetIndex, revealedPaths: revealed)
     }
 }
 
@@ -53,8 +67,7 @@ public enum DcqlMatcher {
             return nil
         }
         guard let claims = query.claims else {
-            return PresentationCandidate(credentialId: credential.id, format: credential.format, type: credential.type,
-                                         disclosedPaths: [])
+            return PresentationCandidate(credential, disclosedPaths: [])
         }
         let available = claims.map { isAvailable($0, in: credential) }
         if let claimSets = query.claimSets {
@@ -62,15 +75,13 @@ public enum DcqlMatcher {
             for (index, set) in claimSets.enumerated() {
                 let chosen = set.compactMap { id in claims.firstIndex { $0.id == id } }
                 guard chosen.count == set.count, chosen.allSatisfy({ available[$0] }) else { continue }
-                return PresentationCandidate(credentialId: credential.id, format: credential.format, type: credential.type,
-                                             disclosedPaths: uniquePaths(chosen.map { claims[$0].path }),
+                return PresentationCandidate(credential, disclosedPaths: uniquePaths(chosen.map { claims[$0].path }),
                                              claimSetIndex: index)
             }
             return nil
         }
         guard available.allSatisfy({ $0 }) else { return nil }
-        return PresentationCandidate(credentialId: credential.id, format: credential.format, type: credential.type,
-                                     disclosedPaths: uniquePaths(claims.map(\.path)))
+        return PresentationCandidate(credential, disclosedPaths: uniquePaths(claims.map(\.path)))
     }
 
     /// §6.4: a claim pointed to twice is asked for once.
