@@ -33,10 +33,13 @@ final class ProximityDisclosures: Sendable {
 /// authentication held against the configured anchors, what was released, the outcome.
 final class ProximityRecorder: Sendable {
     private let task = LockedBox<Task<Void, Never>?>(nil)
+    /// Ends the subscription to the hub: what was published before is still handled.
+    private let endEvents: @Sendable () -> Void
 
     init(hub: MdocEventHub, disclosures: ProximityDisclosures, recorder: TransactionRecorder, monitor: CredentialMonitor,
          readerAnchorsConfigured: Bool) {
-        let events = hub.transferEvents
+        let (events, end) = hub.transferEventSubscription()
+        endEvents = end
         let started = Task {
             // Per engagement: the request waiting for its answer, and the requests answered
             // with what each response released, taken when it was sent (a response sent with
@@ -67,8 +70,15 @@ final class ProximityRecorder: Sendable {
         task.withLock { $0 = started }
     }
 
-    /// Stops following the sessions.
+    /// Stops following the sessions at once (what was not handled yet is not logged).
     func stop() { task.withLock { $0?.cancel() } }
+
+    /// Handles every event published so far, logging the sessions they end, then stops
+    /// following the sessions.
+    func finish() async {
+        endEvents()
+        await task.withLock { $0 }?.value
+    }
 
     /// A request a response was sent for, and what that response released.
     struct Answered: Sendable {

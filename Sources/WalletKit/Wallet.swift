@@ -117,11 +117,12 @@ public final class Wallet: Sendable {
 
     /// Ends what the wallet has open: every proximity engagement (a request waiting for
     /// consent is declined, a session in progress canceled), the transaction log's
-    /// observer, and the databases, checkpointed and closed. Call it before removing or
-    /// moving the storage folder; the wallet is not to be used afterwards.
+    /// observer once it has logged every session that ended (those ended here included),
+    /// and the databases, checkpointed and closed. Call it before removing or moving the
+    /// storage folder; the wallet is not to be used afterwards.
     public func close() async {
         await proximity.closeAll()
-        proximityRecorder.stop()
+        await proximityRecorder.finish()
         await store.close()
         if let area = secureArea as? SoftwareSecureArea { await area.close() }
         folderLock?.release()

@@ -266,6 +266,42 @@ struct TransactionLogTests {
         await wallet.proximity.closeAll()
     }
 
+    @Test("proximity: a session that Wallet.close() ends while its request waits for consent is logged, declined, before the store closes")
+    func closeLogsTheSessionItEnds() async throws {
+        let parties = try Parties.make()
+        let testReader = try TestReader.make()
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let config = parties.config(storage: .sqlite(at: folder), proximity: ProximityConfig(connector: testReader.holderConnector),
+                                    extraReaderAnchorsDer: [testReader.root.derEncoded])
+        let wallet = try await Wallet(config: config)
+        _ = try await parties.issueMdl(into: wallet)
+        let engagement = try await wallet.proximity.createEngagement(.qr, config: wallet.engagementConfig)
+        let awaitingConsent = Task {
+            for await state in wallet.proximity.eventHub.sessionState where state.userInteractionRequired { return true }
+            return false
+        }
+        let reader = try MdocReader(connector: BLEConnector(party: .reader, modes: [.peripheralServer]) { [air = testReader.air] in
+            air.makeRadio()
+        }, trustAnchors: [parties.issuer.trustAnchors.iaca])
+        try await reader.engage(qrCodeUri: engagement.qrCodeUri ?? "")
+        let asking = Task {
+            _ = try? await reader.request([ItemsRequest(docType: Parties.mDLType, nameSpaces: [
+                NameSpaced(Parties.nameSpace, [RequestedElement("family_name", false)])])])
+        }
+        #expect(await awaitingConsent.value)
+        // The app closes the wallet with the consent sheet still up: no closeAll first,
+        // no wait for the recorder.
+        await wallet.close()
+        await asking.value
+        await reader.abort()
+        let reopened = try await Wallet(config: config)
+        let entries = try await reopened.transactionLog.entries(TransactionFilter(kind: .proximityPresentation))
+        #expect(entries.map(\.outcome) == [.declined])
+        #expect(entries.first?.credentials == [])
+        await reopened.close()
+    }
+
     @Test("proximity: a provider made after its session ended is not credited to a later session asking the same")
     func providerAfterSessionEnded() async throws {
         let (parties, testReader, wallet, _) = try await Self.proximityWallet()

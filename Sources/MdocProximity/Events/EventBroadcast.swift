@@ -13,6 +13,13 @@ final class EventBroadcast<Event: Sendable>: Sendable {
 
     /// A stream of `transform(event)` for each later event where it is not `nil`.
     func subscribe<Output: Sendable>(_ transform: @escaping @Sendable (Event) -> Output?) -> AsyncStream<Output> {
+        subscription(transform).stream
+    }
+
+    /// A stream as ``subscribe(_:)`` makes it, and what ends it: once `end` is called the
+    /// stream yields what was published before, then finishes.
+    func subscription<Output: Sendable>(_ transform: @escaping @Sendable (Event) -> Output?)
+        -> (stream: AsyncStream<Output>, end: @Sendable () -> Void) {
         let (stream, continuation) = AsyncStream<Output>.makeStream(bufferingPolicy: .unbounded)
         let id = subscribers.withLock { state -> Int in
             let id = state.nextID
@@ -25,7 +32,7 @@ final class EventBroadcast<Event: Sendable>: Sendable {
         continuation.onTermination = { [weak self] _ in
             self?.subscribers.withLock { _ = $0.deliver.removeValue(forKey: id) }
         }
-        return stream
+        return (stream, { continuation.finish() })
     }
 
     /// Delivers `event` to every subscriber. Callers serialise publishing, so all

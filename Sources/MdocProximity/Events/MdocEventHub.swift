@@ -52,6 +52,14 @@ public final class MdocEventHub: Sendable {
         events.subscribe { if case .transfer(let event) = $0 { return event } else { return nil } }
     }
 
+    /// ``transferEvents`` with what ends the stream: after `end`, the stream yields the
+    /// events published before it, then finishes. For the wallet's recorder, which
+    /// must log the sessions its `close()` ends before the store closes.
+    package func transferEventSubscription() -> (events: AsyncStream<MdocRetrievalEvent>, end: @Sendable () -> Void) {
+        let (stream, end) = events.subscription { if case .transfer(let event) = $0 { return event } else { return nil } }
+        return (stream, end)
+    }
+
     /// Later events that end an engagement or a transfer (state order 200 and above).
     public func finalStateEvents() -> AsyncStream<MdocEvent> {
         events.subscribe { $0.isFinal ? $0 : nil }
