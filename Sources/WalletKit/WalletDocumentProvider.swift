@@ -65,23 +65,25 @@ extension Wallet {
     ///   prompt arrives as `.storage(.userCancelled)`).
     public func documentProvider(for request: DeviceRequest, consent: ConsentSelection,
                                  credentials chosen: [String: CredentialId] = [:]) async throws(WalletError) -> WalletDocumentProvider {
-        var documents: [WalletDocumentProvider.Document] = []
-        var disclosed: [ProximityDisclosures.Document] = []
-        var seen = Set<String>()
         // A docType is answered (and an instance spent) only when the consent releases
-        // an element one of its requests asks for.
+        // an element one of its requests asks for. Every docType's credentials are found
+        // before any instance is spent, so that a docType nothing answers spends nothing.
         let released = consent.byDocType(for: request)
+        var answered: [(docType: String, spaces: [String: Set<String>], candidates: [CredentialId])] = []
+        var seen = Set<String>()
         for docRequest in request.docRequests {
             let docType = docRequest.itemsRequest.docType
             guard seen.insert(docType).inserted, let spaces = released[docType] else { continue }
-            let id: CredentialId
-            if let named = chosen[docType] { id = named } else { id = try await presentableMdoc(of: docType) }
-            let consumed: ConsumedInstance
-            do {
-                consumed = try await store.consumeInstance(of: id, unlock: await unlock?(id))
-            } catch {
-                throw .storage(error)
-            }
+            let candidates: [CredentialId]
+            if let named = chosen[docType] { candidates = [named] } else { candidates = try await presentableMdocs(of: docType) }
+            guard !candidates.isEmpty else { throw .noMatchingCredential(docType: docType) }
+            answered.append((docType, spaces, candidates))
+        }
+        var documents: [WalletDocumentProvider.Document] = []
+        var disclosed: [ProximityDisclosures.Document] = []
+        for (docType, spaces, candidates) in answered {
+            let (id, consumed) = try await consumeInstance(ofFirstOf: candidates, docType: docType,
+                                                           named: chosen[docType] != nil)
             let issuerSigned: IssuerSigned
             do { issuerSigned = try IssuerSigned(encoded: consumed.instance.raw) } catch {
                 throw .storage(.corruptRecord(table: "credential_instances", key: id))
@@ -111,11 +113,31 @@ extension Wallet {
         return false
     }
 
-    private func presentableMdoc(of docType: String) async throws(WalletError) -> CredentialId {
+    /// The issued mdocs of `docType` with an instance left, oldest first.
+    private func presentableMdocs(of docType: String) async throws(WalletError) -> [CredentialId] {
         let candidates: [StoredCredential]
         do { candidates = try await store.list(CredentialFilter(format: .msoMdoc, type: docType)) } catch { throw .storage(error) }
+        var presentable: [CredentialId] = []
         for candidate in candidates where candidate.state == .issued {
-            if ((try? await store.remainingInstances(of: candidate.id)) ?? 0) > 0 { return candidate.id }
+            if ((try? await store.remainingInstances(of: candidate.id)) ?? 0) > 0 { presentable.append(candidate.id) }
+        }
+        return presentable
+    }
+
+    /// One instance of the first of `candidates` that still has one. A credential the app
+    /// `named` is the only candidate and its failure is the answer; among those the wallet
+    /// chose, one whose last instance was spent or that was deleted since it was listed
+    /// (another session, a renewal) gives way to the next.
+    private func consumeInstance(ofFirstOf candidates: [CredentialId], docType: String,
+                                 named: Bool) async throws(WalletError) -> (CredentialId, ConsumedInstance) {
+        for id in candidates {
+            do {
+                return (id, try await store.consumeInstance(of: id, unlock: await unlock?(id)))
+            } catch .noInstancesLeft where !named, .credentialNotFound where !named {
+                continue
+            } catch {
+                throw .storage(error)
+            }
         }
         throw .noMatchingCredential(docType: docType)
     }

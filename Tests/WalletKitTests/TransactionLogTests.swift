@@ -266,6 +266,50 @@ struct TransactionLogTests {
         await wallet.proximity.closeAll()
     }
 
+    @Test("proximity: a request of two docTypes the wallet can answer only one of spends nothing: no instance, no key")
+    func documentProviderSpendsNothingUnanswerable() async throws {
+        let (_, _, wallet, id) = try await Self.proximityWallet()
+        let photoId = "org.iso.23220.photoid.1"
+        let request = DeviceRequest(docRequests: [
+            DocRequest(itemsRequest: ItemsRequest(docType: Parties.mDLType, nameSpaces: [
+                NameSpaced(Parties.nameSpace, [RequestedElement("family_name", false)])])),
+            DocRequest(itemsRequest: ItemsRequest(docType: photoId, nameSpaces: [
+                NameSpaced("org.iso.23220.1", [RequestedElement("family_name", false)])])),
+        ])
+        let consent = ConsentSelection(elements: Self.mdl("family_name").union([
+            ReleasedElement(docType: photoId, nameSpace: "org.iso.23220.1", identifier: "family_name")]))
+        await #expect(throws: WalletError.noMatchingCredential(docType: photoId)) {
+            _ = try await wallet.documentProvider(for: request, consent: consent)
+        }
+        #expect(try await wallet.credentials.remainingInstances(of: id) == 3, "the mDL's instance was not spent")
+        #expect(try await wallet.verifyStorage().missingKeys.isEmpty)
+        // The mDL alone is answered, with one instance.
+        let mdlOnly = ConsentSelection(elements: Self.mdl("family_name"))
+        let provider = try await wallet.documentProvider(for: request, consent: mdlOnly)
+        #expect(provider.credentialIds == [id])
+        #expect(try await wallet.credentials.remainingInstances(of: id) == 2)
+        await wallet.close()
+    }
+
+    @Test("proximity: concurrent answers share the wallet's mDLs: each finds one with an instance left, none fails while another has one")
+    func documentProviderConcurrentCandidates() async throws {
+        let (parties, _, wallet, first) = try await Self.proximityWallet()
+        let second = try await parties.issueMdl(into: wallet, policy: CredentialPolicy(batchSize: 2, use: .oneTime))
+        let request = DeviceRequest(docRequests: [DocRequest(itemsRequest: ItemsRequest(docType: Parties.mDLType, nameSpaces: [
+            NameSpaced(Parties.nameSpace, [RequestedElement("family_name", false)])]))])
+        let consent = ConsentSelection(elements: Self.mdl("family_name"))
+        // Five instances in all, five answers at once.
+        let ids = try await withThrowingTaskGroup(of: [CredentialId].self) { group in
+            for _ in 0..<5 { group.addTask { try await wallet.documentProvider(for: request, consent: consent).credentialIds } }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(ids.filter { $0 == first }.count == 3 && ids.filter { $0 == second }.count == 2)
+        await #expect(throws: WalletError.noMatchingCredential(docType: Parties.mDLType)) {
+            _ = try await wallet.documentProvider(for: request, consent: consent)
+        }
+        await wallet.close()
+    }
+
     @Test("proximity: a session that Wallet.close() ends while its request waits for consent is logged, declined, before the store closes")
     func closeLogsTheSessionItEnds() async throws {
         let parties = try Parties.make()
