@@ -7,13 +7,14 @@ import WalletRuntime
 import WalletStorage
 
 /// `wallet present <openid4vp URI | request URL> [--auto | --decline | --select QUERY=ID[,ID]...] [--reader-anchor PEM]...
-/// [--mdoc-transaction-data digest[:NAMESPACE]]`
+/// [--mdoc-transaction-data digest[:NAMESPACE]] [--transaction-data-types TYPE[,TYPE]...]`
 /// and `wallet present --dc-api <request JSON file> --origin <origin> [...]`: answers an
 /// OpenID4VP request from the wallet's store, after showing who asks and what each query
 /// would disclose, and asking for consent unless an option decides.
 enum PresentCommand {
     static let valued: Set<String> = WalletHome.valuedOptions.union([
         "--select", "--reader-anchor", "--dc-api", "--origin", "--mdoc-transaction-data",
+        "--transaction-data-types",
     ])
     static let flags: Set<String> = WalletHome.flagOptions.union(["--auto", "--decline"])
 
@@ -43,7 +44,13 @@ enum PresentCommand {
         }
 
         let (_, store) = try await home.open()
+        // The types this terminal can show: the entry is printed as JSON, so any type an
+        // operator names.
+        let transactionDataTypes = options["--transaction-data-types"].map { list in
+            Set(list.split(separator: ",").map { String($0) })
+        }
         let config = PresentationConfig(readerAnchorsDer: anchors, mdocTransactionDataBinder: binder,
+                                        transactionDataTypes: transactionDataTypes,
                                         allowHTTP: home.allowHTTP, requestTimeout: home.requestTimeout)
         let client = Openid4VpClient(store: store, config: config,
                                      httpClient: URLSessionHTTPClient(allowInsecureHTTP: home.allowHTTP))
@@ -144,6 +151,12 @@ enum PresentCommand {
         if let origin = request.origin { lines.append("  origin:    \(origin)") }
         for query in request.queries {
             lines.append("Query \(query.queryId) (\(query.format)\(query.required ? ", required" : ", optional")\(query.multiple ? ", multiple" : "")):")
+            if !query.holderBinding {
+                lines.append("  sent without proof of your key: whoever receives it can present it again")
+            }
+            if !query.retainedPaths.isEmpty {
+                lines.append("  the verifier intends to keep: \(query.retainedPaths.map(\.description).joined(separator: ", "))")
+            }
             if query.candidates.isEmpty { lines.append("  no stored credential answers it") }
             for candidate in query.candidates {
                 // What the verifier will read, which for SD-JWT VC may be more than it asked for.

@@ -49,12 +49,13 @@ struct WalletCommand {
           --timeout SECONDS (requests to issuers and verifiers; 30 by default)
       present <openid4vp URI | request URL> [--auto | --decline | --select QUERY=ID[,ID]...]
           [--reader-anchor PEM]... [--mdoc-transaction-data digest[:NAMESPACE]]
-          [--store DIR] [--allow-http] [--json]
+          [--transaction-data-types TYPE[,TYPE]...] [--store DIR] [--allow-http] [--json]
                                  answer an OpenID4VP request from the store: shows the
                                  verifier and what each query would disclose, then asks
                                  (or --auto / --decline / --select decide); mdoc-bound
                                  transaction data is signed as its SHA-256 in NAMESPACE
-                                 (org.openid4vp.transaction_data) with that option
+                                 (org.openid4vp.transaction_data) with that option;
+                                 transaction data of a type not listed is refused
       present --dc-api <request JSON file> --origin <origin> [...]
                                  the same for a Digital Credentials API request; prints
                                  the response data object

@@ -334,8 +334,9 @@ struct RemotePresentationTests {
         let reader = try TestReader.make()
         let http = Self.acceptingVerifier()
         let payload = Self.payload(clientId: reader.sanDnsClientId, query: Self.pidQuery(binding: false))
-        _ = try await Self.present(Self.client(wallet, http: http)
+        let (request, _) = try await Self.present(Self.client(wallet, http: http)
             .start(Self.requestURI(clientId: reader.sanDnsClientId, request: try await reader.sign(payload))))
+        #expect(request.queries.map(\.holderBinding) == [false], "the consent screen can say the presentation is replayable")
         let presentation = try #require(try Self.presentations(http, "pid").first)
         #expect(presentation.hasSuffix("~"))
         let sdJwt = try SDJWT(compact: presentation)
@@ -413,10 +414,51 @@ struct RemotePresentationTests {
         let (request, _) = try await Self.present(Self.client(wallet, http: http)
             .start(Self.requestURI(clientId: reader.sanDnsClientId, request: try await reader.sign(payload))))
         #expect(request.transactionData?.map(\.type) == ["payment_confirmation"])
+        #expect(request.queries.map(\.holderBinding) == [true], "transaction data forces binding back on")
         let presentation = try #require(try Self.presentations(http, "pid").first)
         let verified = try Self.verifySdJwt(presentation, wallet: wallet, audience: reader.sanDnsClientId, transactionData: [entry])
         #expect(verified.keyBinding?["transaction_data_hashes"]?.stringArrayValue
             == [SDJWTHashAlgorithm.sha256.base64URLDigest(of: entry)])
+    }
+
+    @Test("transactionDataTypes: an SD-JWT-bound entry of a type the app does not list is refused before consent; a listed one reaches it")
+    func transactionDataTypes() async throws {
+        let wallet = try await TestWallet.make()
+        try await wallet.addSdJwt(id: "pid-1", bound: true)
+        let reader = try TestReader.make()
+        func start(_ type: String) async throws -> PresentationState {
+            let entry = Base64URL.encode(JSONValue.object(["type": .string(type), "credential_ids": ["pid"]]).serializedBytes)
+            let payload = Self.payload(clientId: reader.sanDnsClientId, query: Self.pidQuery(), extra: ["transaction_data": [.string(entry)]])
+            let client = Openid4VpClient(store: wallet.store, config: PresentationConfig(transactionDataTypes: ["payment_confirmation"]),
+                                         httpClient: Self.acceptingVerifier(), clock: ManualClock(testNow))
+            return try await waitFor(client.start(Self.requestURI(clientId: reader.sanDnsClientId, request: try await reader.sign(payload))),
+                                     resolved: true)
+        }
+        let unknown = try await start("qes_authorization")
+        #expect(unknown == .failed(.invalidRequest(.invalidTransactionData(.unsupportedType("qes_authorization")))))
+        #expect(unknown.failure?.vpErrorCode == .invalidTransactionData)
+        let known = try await start("payment_confirmation")
+        #expect(known.request?.transactionData?.map(\.type) == ["payment_confirmation"])
+    }
+
+    @Test("intent_to_retain: the claims the verifier says it keeps are on the query, for the consent screen")
+    func intentToRetain() async throws {
+        let wallet = try await TestWallet.make()
+        try await wallet.addMdl(id: "mdl-1")
+        let reader = try TestReader.make()
+        let query: JSONValue = ["credentials": [[
+            "id": "mdl", "format": "mso_mdoc", "meta": ["doctype_value": .string(TestWallet.mDL)],
+            "claims": [
+                ["path": [.string(TestWallet.mDLNameSpace), "family_name"], "intent_to_retain": true],
+                ["path": [.string(TestWallet.mDLNameSpace), "age_over_18"], "intent_to_retain": false],
+            ],
+        ]]]
+        let payload = Self.payload(clientId: reader.sanDnsClientId, query: query)
+        let state = try await waitFor(Self.client(wallet, http: Self.acceptingVerifier())
+            .start(Self.requestURI(clientId: reader.sanDnsClientId, request: try await reader.sign(payload))), resolved: true)
+        let request = try #require(state.request)
+        #expect(request.queries.map(\.retainedPaths) == [[[.key(TestWallet.mDLNameSpace), "family_name"]]])
+        #expect(request.queries.map(\.holderBinding) == [true], "an mdoc always signs with its device key")
     }
 
     @Test("SD-JWT transaction data under one KB-JWT: the hash is one every entry accepts, in the first entry's order", arguments: [

@@ -13,6 +13,13 @@ public struct PresentationConfig: Sendable {
     /// Maps an mdoc-bound transaction data entry to the device-signed element that
     /// authorises it; without it such entries are refused with `invalid_transaction_data`.
     public var mdocTransactionDataBinder: MdocTransactionDataBinder?
+    /// The transaction data types the app can show its user and confirm. When set, a
+    /// request carrying an entry of another type is refused with `invalid_transaction_data`
+    /// before the user sees it (OpenID4VP 1.0 §8.4: the wallet returns an error for a
+    /// type it does not support). Nil (the default) lets any type reach consent for
+    /// SD-JWT VC, hashed into the KB-JWT; an app that does not set it must show
+    /// `request.transactionData` as it comes, whatever its type.
+    public var transactionDataTypes: Set<String>?
     /// Accept `http` URLs (request URIs, response URIs, origins) on loopback hosts, for
     /// local development and tests. Never any other host.
     public var allowHTTP: Bool
@@ -28,10 +35,11 @@ public struct PresentationConfig: Sendable {
     /// A configuration; the defaults trust no reader, bind no mdoc transaction data and
     /// allow `https` only.
     public init(readerAnchorsDer: [[UInt8]] = [], mdocTransactionDataBinder: MdocTransactionDataBinder? = nil,
-                allowHTTP: Bool = false, walletAudiences: [String] = [], clockSkew: TimeInterval = 60,
-                requestTimeout: Duration = .seconds(30)) {
+                transactionDataTypes: Set<String>? = nil, allowHTTP: Bool = false, walletAudiences: [String] = [],
+                clockSkew: TimeInterval = 60, requestTimeout: Duration = .seconds(30)) {
         self.readerAnchorsDer = readerAnchorsDer
         self.mdocTransactionDataBinder = mdocTransactionDataBinder
+        self.transactionDataTypes = transactionDataTypes
         self.allowHTTP = allowHTTP
         self.walletAudiences = walletAudiences
         self.clockSkew = clockSkew

@@ -277,7 +277,8 @@ package struct PresentationFlow: Sendable {
         return PresentationRequest(resolved: resolved, match: match)
     }
 
-    /// Checks that every transaction can be bound (§8.4, App. B.2.1, B.3.3): an SD-JWT
+    /// Checks that every transaction is of a type the app supports, when it says which,
+    /// and can be bound (§8.4, App. B.2.1, B.3.3): an SD-JWT
     /// query can always hash it into its KB-JWT; an mdoc query needs the binder to name
     /// a device-signed element, which the MSO's keyAuthorizations must allow. Candidates
     /// that cannot authorise a transaction only mdoc queries can bind are dropped.
@@ -285,6 +286,9 @@ package struct PresentationFlow: Sendable {
                                   _ credentials: [DcqlCredential]) throws(PresentationError) -> DcqlMatch {
         var candidates = match.candidates
         for transaction in resolved.transactionData {
+            if let supported = config.transactionDataTypes, !supported.contains(transaction.type) {
+                throw .invalidRequest(.invalidTransactionData(.unsupportedType(transaction.type)))
+            }
             let queries = transaction.credentialIds.compactMap { resolved.dcqlQuery.credential(id: $0) }
             let element = config.mdocTransactionDataBinder?(transaction)
             let bindable = queries.contains { $0.format == DcqlFormat.sdJwtVc || ($0.format == DcqlFormat.msoMdoc && element != nil) }

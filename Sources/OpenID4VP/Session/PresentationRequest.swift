@@ -1,4 +1,5 @@
 import Foundation
+import SDJWT
 import WalletStorage
 
 /// Who asks for a presentation, as far as the wallet could establish it.
@@ -37,14 +38,27 @@ public struct QueryPresentation: Sendable, Hashable {
     public let format: String
     /// The stored credentials that answer it, with what each would disclose.
     public let candidates: [PresentationCandidate]
+    /// Whether a presentation answering it proves possession of the holder key over the
+    /// verifier's nonce and audience (an SD-JWT VC's KB-JWT; an mdoc's DeviceAuth, always).
+    /// False when the verifier waived it (`require_cryptographic_holder_binding: false`,
+    /// OpenID4VP 1.0 §6.1) and no transaction data is bound to the query: the SD-JWT VC
+    /// then leaves without a KB-JWT, and whoever receives it can present it again
+    /// elsewhere, which a consent screen may want to say.
+    public let holderBinding: Bool
+    /// The claims the verifier declares it will retain (DCQL `intent_to_retain: true`,
+    /// §6.3, mdoc), in query order; a candidate discloses those of its `disclosedPaths`.
+    public let retainedPaths: [ClaimPath]
 
     /// A query with its candidates.
-    public init(queryId: String, required: Bool, multiple: Bool, format: String, candidates: [PresentationCandidate]) {
+    public init(queryId: String, required: Bool, multiple: Bool, format: String, candidates: [PresentationCandidate],
+                holderBinding: Bool = true, retainedPaths: [ClaimPath] = []) {
         self.queryId = queryId
         self.required = required
         self.multiple = multiple
         self.format = format
         self.candidates = candidates
+        self.holderBinding = holderBinding
+        self.retainedPaths = retainedPaths
     }
 }
 
@@ -75,8 +89,11 @@ public struct PresentationRequest: Sendable, Equatable {
         self.match = match
         self.verifier = resolved.verifier
         self.queries = resolved.dcqlQuery.credentials.map { query in
+            // The resolved query already requires binding where transaction data is bound.
             QueryPresentation(queryId: query.id, required: match.isRequired(query.id), multiple: query.multiple,
-                              format: query.format, candidates: match.candidates[query.id] ?? [])
+                              format: query.format, candidates: match.candidates[query.id] ?? [],
+                              holderBinding: query.format == DcqlFormat.msoMdoc || query.requireCryptographicHolderBinding,
+                              retainedPaths: (query.claims ?? []).filter { $0.intentToRetain == true }.map(\.path))
         }
         self.credentialSets = match.effectiveCredentialSets
         self.satisfiable = match.satisfiable
