@@ -137,6 +137,28 @@ struct DcApiTests {
         #expect(untrusted.last == .failed(.verifierNotTrusted(.unknownAnchor)))
     }
 
+    @Test("without reader anchors, a signed x509_san_dns request resolves (untrusted) only from an origin on its DNS name")
+    func untrustedSanDnsOrigin() async throws {
+        let wallet = try await TestWallet.make()
+        try await wallet.addSdJwt(id: "pid-1")
+        let client = Remote.client(wallet, http: RecordingHTTPClient { _ in .json([:]) })
+        let data = Self.data(query: Remote.pidQuery())
+        // A self-made certificate naming bank.example, sent from another site that lists itself.
+        let impostor = try TestReader.make(host: "bank.example")
+        let elsewhere = try await RequestCheckTests.run(client.startDcApi(
+            try await Self.signed(impostor, data, expectedOrigins: [Self.origin]), origin: Self.origin))
+        #expect(elsewhere.last == .failed(.invalidRequest(.originHostMismatch(expected: "bank.example", actual: "rp.example"))))
+        // The same kind of certificate from its own name's origin: shown, untrusted.
+        let own = try TestReader.make(host: "rp.example")
+        let (request, _) = try await Self.complete(client.startDcApi(try await Self.signed(own, data), origin: Self.origin))
+        #expect(request.verifier.clientId == "x509_san_dns:rp.example" && !request.verifier.trusted)
+        // A trusted verifier may serve its users from another origin it lists.
+        let trustedClient = Remote.client(wallet, http: RecordingHTTPClient { _ in .json([:]) }, anchors: [impostor.root])
+        let (trusted, _) = try await Self.complete(trustedClient.startDcApi(
+            try await Self.signed(impostor, data, expectedOrigins: [Self.origin]), origin: Self.origin))
+        #expect(trusted.verifier.clientId == "x509_san_dns:bank.example" && trusted.verifier.trusted)
+    }
+
     @Test("the signed protocol with an alg none request object is refused, whatever client it names and with or without anchors")
     func signedProtocolUnsignedObject() async throws {
         let wallet = try await TestWallet.make()

@@ -143,6 +143,16 @@ package struct ResolvedRequest: Sendable, Equatable {
             clientId = id
             verifier = identity
             origin = callerOrigin
+            // §5.9.3's host rule where the response goes back to the caller: a verifier
+            // whose certificate no anchor vouches for is only its self-made certificate's
+            // DNS name, which is honest only when the response reaches that name. (A
+            // trusted verifier's expected_origins may list other origins it serves.)
+            if id.scheme == .x509SanDns, !identity.trusted {
+                let host = URL(string: callerOrigin)?.host
+                guard host?.lowercased() == id.value.lowercased() else {
+                    throw .originHostMismatch(expected: id.value, actual: host)
+                }
+            }
             guard let modeName else { throw .missingParameter("response_mode") }
             guard let dcMode = ResponseMode(rawValue: modeName), dcMode.isDcApi else { throw .unsupportedResponseMode(modeName) }
             mode = dcMode

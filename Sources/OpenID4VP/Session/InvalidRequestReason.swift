@@ -94,6 +94,10 @@ public enum InvalidRequestReason: Error, Equatable, Sendable {
     case redirectUriWithDirectPost
     /// The `response_uri` host is not the DNS name of an `x509_san_dns` client identifier (§5.9.3).
     case responseUriHostMismatch(expected: String, actual: String?)
+    /// Over the Digital Credentials API, the caller's origin is not on the DNS name of an
+    /// `x509_san_dns` client identifier that no reader anchor vouches for: the response
+    /// goes to the origin, so the name would be one the response never reaches.
+    case originHostMismatch(expected: String, actual: String?)
     /// With the `redirect_uri` prefix, the `response_uri` is not the client identifier (§5.9.3).
     case responseUriNotClientId
     /// `client_metadata` is malformed.
