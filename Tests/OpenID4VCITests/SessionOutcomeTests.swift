@@ -236,6 +236,23 @@ struct SessionOutcomeTests {
         #expect(try await wallet.storage.store.credential(id: id) == before)
     }
 
+    @Test("a deferred resumption keeps the server the refresh token came from: a server the issuer lists meanwhile never receives the token")
+    func deferredServerChanged() async throws {
+        let issuer = try TestIssuer(options: .init(refreshTokens: true, deferral: .accepted))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        guard case .deferred(let id, _) = try await preAuthorized(wallet, issuer) else { Issue.record("not deferred"); return }
+        // The issuer now names another authorization server, and the resumption completes.
+        issuer.options.authorizationServers = ["https://other-as.example"]
+        var state = try await terminalState(of: wallet.client.resumeDeferred(id))
+        while case .deferred = state { state = try await terminalState(of: wallet.client.resumeDeferred(id)) }
+        #expect(state == .completed(IssuanceResult(issued: [id])))
+        let tokenRequests = issuer.requests(to: "/token").count
+        #expect(try await terminalState(of: wallet.client.reissue(id))
+            == .failed(.authorizationFailed(oauthError: nil, reason: .refreshTokenUnavailable)))
+        #expect(issuer.requests(to: "/token").count == tokenRequests)
+        #expect(!issuer.log.contains { $0.url.host == "other-as.example" })
+    }
+
     @Test("a presentation made while a top-up waits for the issuer stays spent: the instance is not handed out again")
     func reissueWithPresentationMeanwhile() async throws {
         let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 5))

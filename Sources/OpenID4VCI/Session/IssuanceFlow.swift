@@ -398,6 +398,10 @@ struct IssuanceFlow: Sendable {
         }
         try chooseBatchCount(limit: metadata.batchSize ?? 1)
         serverIdentifier = metadata.authorizationServer(preferred: preferredServer)
+        // A deferred retrieval talks to the credential issuer alone, and what it saves keeps
+        // the server the tokens came from: re-homing them to a server the issuer lists now
+        // would hand the refresh token to that server at the next reissue.
+        if case .deferred(_, let context) = mode, let issuedBy = context.authorizationServer { serverIdentifier = issuedBy }
         // RFC 6749 §10.4: a refresh token goes only to the server that issued it. When
         // the issuer no longer lists that server, the token is not offered to another.
         if case .reissue(_, let context) = mode, let issuedBy = context.authorizationServer, issuedBy != serverIdentifier {
