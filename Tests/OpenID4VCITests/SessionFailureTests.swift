@@ -61,6 +61,15 @@ struct SessionFailureTests {
         #expect(try await run(issuer).0 == .failed(.authorizationFailed(oauthError: "invalid_grant", reason: .rejected(status: 400, description: nil))))
     }
 
+    @Test("a Bearer token answering a DPoP proof is a downgrade: refused, nothing stored, no key left")
+    func bearerAfterDPoPProof() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true, faults: ["/token": [jsonResponse(200, [
+            "access_token": "at", "token_type": "Bearer", "expires_in": 3600])]]))
+        #expect(try await run(issuer).0 == .failed(.authorizationFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("token_type")))))
+        #expect(issuer.requests(to: "/token").first?.headers["DPoP"] != nil, "the proof was sent")
+        #expect(issuer.requests(to: "/credential").isEmpty)
+    }
+
     @Test("an SD-JWT VC signed by a key the issuer's metadata does not publish; credential_failure is sent")
     func unknownKeyWithoutAnchors() async throws {
         let issuer = try TestIssuer(options: .init(batchSize: 2, rogueSigner: try ECPrivateKey.generate(curve: .p256), x5c: false))

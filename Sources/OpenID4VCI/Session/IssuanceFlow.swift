@@ -648,8 +648,11 @@ struct IssuanceFlow: Sendable {
         } catch {
             throw .authorizationFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("access_token")))
         }
-        // A DPoP-bound token needs the key the proof was made with (RFC 9449 §5).
-        guard !token.isDPoPBound || dpopAlias != nil else {
+        // A DPoP-bound token needs the key the proof was made with (RFC 9449 §5). And once a
+        // proof was sent (the server advertised DPoP, or the refresh token is bound to the
+        // key), a Bearer answer is a downgrade: tokens anyone who sees them can use, stored
+        // as such for every renewal after. RFC 9449 §5 leaves the choice to the client.
+        guard token.isDPoPBound == (dpopAlias != nil) else {
             throw .authorizationFailed(oauthError: nil, reason: .malformedResponse(.invalidMember("token_type")))
         }
         self.token = token
