@@ -55,6 +55,17 @@ struct SessionOutcomeTests {
         #expect(try await terminalState(of: wallet.client.resumeDeferred("nope")) == .failed(.unexpected(.credentialNotFound("nope"))))
     }
 
+    @Test("a legacy issuance_pending with a negative interval stays deferred without a time to retry, as the 1.0 form's would be refused")
+    func legacyNegativeInterval() async throws {
+        let clock = ManualClock(Date().addingTimeInterval(-3600))
+        let issuer = try TestIssuer(options: .init(deferral: .legacy, faults: ["/deferred": [
+            jsonResponse(400, ["error": "issuance_pending", "interval": -300])]]), clock: clock)
+        let wallet = try TestWalletSetup(issuer: issuer, clock: clock)
+        guard case .deferred(let id, _) = try await preAuthorized(wallet, issuer) else { Issue.record("not deferred"); return }
+        let pending = try await terminalState(of: wallet.client.resumeDeferred(id))
+        #expect(pending == .deferred(credentialId: id, retryAfter: nil))
+    }
+
     @Test("a deferred credential minted beyond the wallet's clock skew is refused; the spent transaction's record goes with its key")
     func deferredIssuedInFuture() async throws {
         // What a loaded run did to an issuer minting on the wall clock while the wallet's

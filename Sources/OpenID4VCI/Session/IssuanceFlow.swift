@@ -1047,7 +1047,8 @@ struct IssuanceFlow: Sendable {
             }
             // The pre-1.0 form of "not yet": 400 issuance_pending, with an optional interval.
             if code == "issuance_pending", case .deferred(_, let context) = mode, let transactionId = Self.transactionId(stored, context) {
-                let interval = (try? response.jsonObject()).flatMap { $0["interval"]?.intValue }
+                // Read as the 1.0 form's: a negative one is the server's error, not a time.
+                let interval = (try? response.jsonObject()).flatMap { try? CredentialResponse.interval($0) }
                 return try stillPending(stored, transactionId: transactionId, interval: interval, now: now)
             }
             throw .credentialRequestFailed(oauthError: code,
