@@ -54,22 +54,38 @@ public final class WalletCredentials: Sendable {
     public var current: [StoredCredential] { monitor.stream.current }
 }
 
-/// Publishes the store's list after each change, one refresh at a time so that a newer
-/// list is never overtaken by an older one.
+/// Publishes the store's list after each change, so that a newer list is never
+/// overtaken by an older one.
 actor CredentialMonitor {
     let stream = StateStream<[StoredCredential]>(initial: [])
-    private let store: CredentialStore
+    /// Reads the list (the store's `list()`; a test may slow one read down).
+    private let read: @Sendable () async throws -> [StoredCredential]
     private let logger: any Logger
+    /// Refreshes started, and the latest started of those that published. The actor is
+    /// reentrant across the store read: a refresh that started earlier (before the change
+    /// a later one was started for) and finishes later must not publish its list over
+    /// the later one's. The last refresh started always publishes, and it began after
+    /// the last change.
+    private var started = 0
+    private var published = 0
 
     init(store: CredentialStore, logger: any Logger) {
-        self.store = store
+        self.init(read: { try await store.list() }, logger: logger)
+    }
+
+    init(read: @escaping @Sendable () async throws -> [StoredCredential], logger: any Logger) {
+        self.read = read
         self.logger = logger
     }
 
     /// Reads the list again and publishes it when it changed.
     func refresh() async {
+        started += 1
+        let ticket = started
         do {
-            let list = try await store.list()
+            let list = try await read()
+            guard ticket > published else { return }
+            published = ticket
             if list != stream.current { stream.send(list) }
         } catch {
             logger.log(.warning, "credentials: the list could not be read (\(TransactionRecorder.caseName(error)))", module: "WalletKit")
