@@ -234,10 +234,14 @@ public final class Openid4VciClient: Sendable {
         do { stored = try await storage.store.credential(id: credentialId) } catch { throw .storage(error) }
         guard let stored else { throw .unexpected(.credentialNotFound(credentialId)) }
         let context = stored.issuanceContext.flatMap(IssuanceContext.init(encoded:))
+        var current = stored
         if let context, let notificationId = context.notificationId, let token = context.accessToken {
             await notifyDeleted(stored, notificationId: notificationId, accessToken: token, context: context, storage: storage)
+            // A renewal may have committed during the round trip, with keys (a new DPoP
+            // key, a pending renewal's) the record read before did not name.
+            do { current = try await storage.store.credential(id: credentialId) ?? stored } catch { throw .storage(error) }
         }
-        do { try await storage.deleteRecord(stored) } catch { throw .storage(error) }
+        do { try await storage.deleteRecord(current) } catch { throw .storage(error) }
     }
 
     private func notifyDeleted(_ stored: StoredCredential, notificationId: String, accessToken: String,

@@ -508,4 +508,28 @@ struct SessionOutcomeTests {
             try await wallet.client.deleteCredential(result.issued[0])
         }
     }
+
+    @Test("a deletion deletes the keys the record names when it is deleted, not those it named before the notification's round trip")
+    func deletionAfterRenewalMeanwhile() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        let terminal = try await SessionTests.authorize(wallet.client.start(.fromIssuer(issuer.base, configurationId: "identity")), issuer: issuer)
+        guard case .completed(let result) = terminal else { Issue.record("ended \(terminal)"); return }
+        let id = result.issued[0]
+        // While the issuer is told, a renewal commits: the record now waits for a deferred
+        // credential bound to a key it just made.
+        let store = wallet.storage.store, area = wallet.storage.secureArea
+        issuer.options.onNotification = {
+            guard let pending = try? await area.createKey(alias: "vci-holder-renewal"),
+                  let stored = try? await store.credential(id: id),
+                  var context = stored.issuanceContext.flatMap(IssuanceContext.init(encoded:)) else { return }
+            context.pendingKeyAliases = [pending.alias]
+            _ = try? await store.replace(StoredCredential(
+                id: stored.id, format: stored.format, type: stored.type, issuer: stored.issuer, instances: stored.instances,
+                policy: stored.policy, state: stored.state, issuanceContext: context.encoded))
+        }
+        try await wallet.client.deleteCredential(id)
+        #expect(try await wallet.credentials().isEmpty)
+        #expect(try await wallet.keyAliases().isEmpty, "the renewal's key went with the record")
+    }
 }

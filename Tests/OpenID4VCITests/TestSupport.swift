@@ -140,6 +140,8 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         var onDeferredRequest: (@Sendable () async -> Void)?
         /// Runs when a token request arrives, before it is answered.
         var onTokenRequest: (@Sendable () async -> Void)?
+        /// Runs when a notification arrives, before it is answered.
+        var onNotification: (@Sendable () async -> Void)?
         /// The configuration id (default `identity`, or `mdl` for mdoc).
         var configurationName: String?
         /// Issue credentials of this `vct` / `docType` instead of the configuration's.
@@ -265,6 +267,7 @@ final class TestIssuer: HTTPClient, @unchecked Sendable {
         if path == "/credential", let hook = locked({ options.onCredentialRequest }) { await hook() }
         if path == "/deferred", let hook = locked({ options.onDeferredRequest }) { await hook() }
         if path == "/token", let hook = locked({ options.onTokenRequest }) { await hook() }
+        if path == "/notification", let hook = locked({ options.onNotification }) { await hook() }
         if path == "/credential", let delay = options.delayAtCredential {
             // Like a server that stalls: the request's own timeout decides.
             if delay > request.timeout { throw .timedOut }
