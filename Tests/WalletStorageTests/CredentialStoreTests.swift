@@ -286,6 +286,50 @@ struct CredentialStoreTests {
         }
     }
 
+    @Test("purgeSpentKeys leaves the key of an instance whose use it listed but whose unlock failed and gave it back meanwhile")
+    func purgeSkipsGivenBack() async throws {
+        let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())
+        let (entered, enteredSignal) = AsyncStream<Void>.makeStream()
+        let (release, releaseSignal) = AsyncStream<Void>.makeStream()
+        let (givenBack, givenBackSignal) = AsyncStream<Void>.makeStream()
+        let aDeletions = LockedBox(0), cUnlocks = LockedBox(0)
+        let area = ForwardingSecureArea(inner: inner, name: "cancelled unlock", signer: { alias, unlock throws(StorageError) in
+            // c-0's first unlock waits for the user, who dismisses the prompt.
+            guard alias == "c-0", cUnlocks.withLock({ count -> Int in count += 1; return count }) == 1 else {
+                return try await inner.signer(for: alias, unlock: unlock)
+            }
+            enteredSignal.yield()
+            for await _ in release { break }
+            throw .userCancelled(alias: alias)
+        }, deleteKey: { alias throws(StorageError) in
+            if alias == "a-0" {
+                // The first deletion (at the presentation) fails; the purge's retry is where
+                // the user dismisses c-0's prompt meanwhile.
+                let attempt = aDeletions.withLock { count -> Int in count += 1; return count }
+                if attempt == 1 { throw .keyInvalidated(alias: alias) }
+                releaseSignal.yield()
+                for await _ in givenBack { break }
+            }
+            try await inner.deleteKey(alias: alias)
+        })
+        let store = try CredentialStore(location: .inMemory, secureArea: area, wrapping: try EphemeralWrappingProvider())
+        try await store.save(try await issue("c", count: 2, use: .oneTime, area: inner))
+        // a-0 is handed out, and its key's deletion fails: the purge is to finish it.
+        try await store.save(try await issue("a", count: 1, use: .oneTime, area: inner))
+        _ = try await store.consumeInstance(of: "a")
+        let presenting = Task { try await store.consumeInstance(of: "c") }
+        for await _ in entered { break }
+        // The purge lists a-0 and c-0 (in that order) as spent with their keys still there.
+        let purging = Task { try await store.purgeSpentKeys() }
+        await #expect(throws: StorageError.userCancelled(alias: "c-0")) { _ = try await presenting.value }
+        givenBackSignal.yield()
+        _ = try await purging.value
+        #expect(try await store.remainingInstances(of: "c") == 2, "c-0 was given back")
+        #expect(try await inner.listKeys().map(\.alias).sorted() == ["c-0", "c-1"], "a-0's key went; c-0's stayed")
+        let next = try await store.consumeInstance(of: "c")
+        #expect(next.instance.keyAlias == "c-0")
+    }
+
     @Test("an unlock that fails after a renewal took over the instance's index gives back nothing of the renewal's instance")
     func giveBackByAlias() async throws {
         let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())

@@ -427,11 +427,18 @@ public actor CredentialStore {
         let spent = try connection.query(
             """
             SELECT i.credential_id, i.key_alias FROM credential_instances i JOIN credentials c ON c.id = i.credential_id
-            WHERE c.key_use = 'one_time' AND i.use_count > 0 AND i.key_deleted = 0
+            WHERE c.key_use = 'one_time' AND i.use_count > 0 AND i.key_deleted = 0 ORDER BY i.credential_id, i.idx
             """)
         var count = pending.count
         for row in spent {
             guard row.count == 2, let id = row[0].string, let alias = row[1].string, inFlight[alias] == nil else { continue }
+            // Read again: while the previous deletion ran, an unlock that failed may have
+            // given this instance back (its use not made), and its key is then needed.
+            let stillSpent = try connection.query(
+                """
+                SELECT 1 FROM credential_instances WHERE credential_id = ? AND key_alias = ? AND use_count > 0 AND key_deleted = 0
+                """, [.text(id), .text(alias)])
+            guard !stillSpent.isEmpty else { continue }
             do { try await secureArea.deleteKey(alias: alias) } catch .keyNotFound {}
             // By alias: a save while the deletion ran may have given the index to another key.
             try connection.run(
