@@ -130,6 +130,10 @@ public enum InvalidKeyReason: Hashable, Sendable {
     /// The point does not lie on the curve, is the point at infinity, or has a
     /// coordinate out of range.
     case notOnCurve
+    /// An Ed25519 point of small order (in the 8-element torsion subgroup): no private
+    /// key stands behind it, and a signature that verifies under it for every message
+    /// is easy to make.
+    case smallOrder
     /// A private scalar that is zero or not below the group order.
     case scalarOutOfRange
     /// The two keys of an ECDH agreement are on different curves.

@@ -58,6 +58,22 @@ struct JWSTests {
         }
     }
 
+    @Test("an Ed25519 JWK of small order is refused, so the signature that verifies under it for any message never does")
+    func smallOrderEd25519() throws {
+        // The identity point as the key; R = identity, S = 0 satisfies RFC 8032's check for
+        // any message (a probe of a read-only review accepted it before the key check).
+        var identity = [UInt8](repeating: 0, count: 32)
+        identity[0] = 1
+        let members: JSONObject = ["kty": "OKP", "crv": "Ed25519", "x": .string(Base64URL.encode(identity))]
+        #expect(throws: (any Error).self) { _ = try JWK(members: members).publicKey() }
+        let header = Base64URL.encode(Array(#"{"alg":"EdDSA","typ":"kb+jwt"}"#.utf8))
+        let payload = Base64URL.encode(Array(#"{"nonce":"any"}"#.utf8))
+        let jws = try JWS(compact: header + "." + payload + "." + Base64URL.encode(identity + [UInt8](repeating: 0, count: 32)))
+        if let jwk = try? JWK(members: members) {
+            #expect(throws: (any Error).self) { try jws.verify(with: jwk) }
+        }
+    }
+
     @Test("alg none is refused, whatever its casing")
     func algNone() {
         for alg in ["none", "None", "NONE"] {

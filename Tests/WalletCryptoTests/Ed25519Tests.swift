@@ -45,6 +45,38 @@ struct Ed25519Tests {
         #expect(try privateKey.signature(for: toBeSigned) == signature)
     }
 
+    @Test("a small-order public key is refused with either x sign, in every encoding libsodium lists; a forged signature never gets to verify")
+    func smallOrderKeys() throws {
+        let encodings = [
+            "0000000000000000000000000000000000000000000000000000000000000000",
+            "0100000000000000000000000000000000000000000000000000000000000000",
+            "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+            "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+            "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+            "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+            "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+        ]
+        for encoding in encodings {
+            var raw = try hex(encoding)
+            #expect(throws: CryptoError.invalidKey(.smallOrder), "\(encoding)") { _ = try Ed25519PublicKey(rawRepresentation: raw) }
+            raw[31] |= 0x80
+            #expect(throws: CryptoError.invalidKey(.smallOrder), "\(encoding) with the sign bit") {
+                _ = try Ed25519PublicKey(rawRepresentation: raw)
+            }
+        }
+        // The same key through SPKI, as a certificate would carry it.
+        let identity = try hex(encodings[1])
+        #expect(throws: CryptoError.invalidKey(.smallOrder)) {
+            _ = try Ed25519PublicKey(spkiDER: [0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00] + identity)
+        }
+        // A key one bit away from the identity's encoding is an ordinary point or none.
+        var near = identity
+        near[0] = 0x02
+        #expect(!Ed25519PublicKey.hasSmallOrder(near))
+        let generated = try Ed25519PrivateKey.generate().publicKey
+        #expect(try Ed25519PublicKey(rawRepresentation: generated.rawRepresentation) == generated)
+    }
+
     @Test("Generated keys round trip through raw, PKCS#8 and SPKI; bad lengths are typed errors")
     func roundTrips() throws {
         let key = try Ed25519PrivateKey.generate()
