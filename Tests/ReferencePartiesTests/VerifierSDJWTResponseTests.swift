@@ -300,6 +300,16 @@ struct VerifierSDJWTResponseTests {
         #expect(try await fixture.verdict(transaction.id).outcome == .declined(error: "access_denied", description: "the user declined"))
     }
 
+    @Test("an error response without the request's state, or with another, is not recorded as the wallet's decline", arguments: [nil, "forged"] as [String?])
+    func declinedWithoutState(state: String?) async throws {
+        let fixture = try await VerifierFixture.make()
+        for mode in [VerifierResponseMode.directPost, .directPostJwt] {
+            let transaction = try await fixture.verifier.createTransaction(PresentationRequestOptions(query: .pidNames, responseMode: mode))
+            _ = await fixture.post([("error", "access_denied")] + (state.map { [("state", $0)] } ?? []), to: transaction)
+            #expect(try await fixture.verdict(transaction.id).failure == .stateMismatch(expected: transaction.state, actual: state), "\(mode)")
+        }
+    }
+
     @Test("malformed bodies are rejected: not a form, no vp_token, vp_token not an object, unknown query, too many presentations")
     func malformed() async throws {
         let fixture = try await VerifierFixture.make()

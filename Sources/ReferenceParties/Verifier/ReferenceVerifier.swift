@@ -344,8 +344,11 @@ public actor ReferenceVerifier {
                          audience: String, transcript: ([UInt8]?) -> SessionTranscript) async -> Outcome {
         if let error = fields["error"] {
             guard !error.isEmpty else { return .failure(.malformedResponse(.emptyErrorCode)) }
-            if let expected = record.state, let actual = fields["state"], actual != expected {
-                return .failure(.stateMismatch(expected: expected, actual: actual))
+            // An error response closes the transaction, so it must carry the request's
+            // `state` like any response: otherwise whoever read the response URI could
+            // decline for the wallet before it answers.
+            if let expected = record.state, fields["state"] != expected {
+                return .failure(.stateMismatch(expected: expected, actual: fields["state"]))
             }
             return .declined(error: error, description: fields["error_description"])
         }
@@ -360,6 +363,10 @@ public actor ReferenceVerifier {
             case .failure(let failure): return .failure(failure)
             }
             if let error = payload["error"]?.stringValue {
+                let errorState = payload["state"]?.stringValue ?? state
+                if let expected = record.state, errorState != expected {
+                    return .failure(.stateMismatch(expected: expected, actual: errorState))
+                }
                 return .declined(error: error, description: payload["error_description"]?.stringValue)
             }
             vpToken = payload["vp_token"]
