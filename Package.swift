@@ -106,7 +106,7 @@ let package = Package(
                                                           "WalletStorage", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "ReferencePartiesTests", dependencies: ["ReferenceParties", "CBOR", "COSE", "JOSE", "SDJWT", "Mdoc",
                                                                   "WalletCrypto", "WalletEncoding", "WalletRuntime", "TestChildProcess"]),
-        .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
+        .testTarget(name: "MdocProximityTests", dependencies: ["MdocProximity", "Mdoc", "CBOR", "COSE", "WalletCrypto", "WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletRuntimeTests", dependencies: ["WalletRuntime", "WalletEncoding"]),
         .testTarget(name: "WalletInspectTests", dependencies: ["WalletInspect", "CBOR"]),
         .testTarget(name: "walletTests", dependencies: ["wallet", "WalletKit", "CBOR", "COSE", "JOSE", "Mdoc", "SDJWT", "ReferenceParties", "OpenID4VCI", "OpenID4VP", "WalletStorage",

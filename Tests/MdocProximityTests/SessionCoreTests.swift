@@ -1,3 +1,4 @@
+import COSE
 import Foundation
 import Mdoc
 @testable import MdocProximity
@@ -36,6 +37,37 @@ struct SessionCoreTests {
         #expect(holder.ending == .failed(.peerReportedError(status: status)))
         #expect(effects.contains(.closeCarrier))
         #expect(!effects.contains { if case .send = $0 { true } else { false } })
+    }
+
+    @Test("status 20 from the reader ends the session even with data: after a response, the data is never a new request before the user")
+    func terminationWithData() async throws {
+        let time = Date(timeIntervalSince1970: 1_800_000_000)
+        let eDeviceKey = try ECPrivateKey.generate(curve: .p256)
+        let engagement = DeviceEngagement(security: EngagementSecurity(eDeviceKey: eDeviceKey.publicKey))
+        var holder = HolderSessionCore(eDeviceKey: eDeviceKey, deviceEngagement: engagement, handover: .qr,
+                                       messageTimeout: .seconds(30), providerTimeout: .seconds(30))
+        _ = holder.start()
+        // The reader's side by hand, so that it can encrypt what it likes.
+        let readerKey = try ECPrivateKey.generate(curve: .p256)
+        let transcript = SessionTranscript(deviceEngagement: engagement,
+                                           eReaderKeyEncoded: COSEKey(publicKey: .ec(readerKey.publicKey)).encoded(), handover: .qr)
+        let keys = try SessionKeys(sharedSecret: try readerKey.sharedSecret(with: eDeviceKey.publicKey), sessionTranscript: transcript)
+        var reader = SessionEncryption(role: .reader, keys: keys, sessionTranscript: transcript)
+        let first = DeviceRequest(docRequests: [DocRequest(itemsRequest: SessionFixtures.request())])
+        _ = try holder.handle(.received(SessionEstablishment(eReaderKey: readerKey.publicKey,
+                                                             data: try reader.encrypt(first.encodedBytes)).encodedBytes, at: time))
+        let fixtures = try await SessionFixtures.make()
+        let response = try await DeviceResponseBuilder.respond(
+            to: try #require(holder.deviceRequest), with: [fixtures.credential], sessionTranscript: try #require(holder.sessionTranscript),
+            authentication: { _ in .signature(SoftwareSigner(fixtures.deviceKey)) })
+        _ = try holder.handle(.respond(response, terminate: false))
+        #expect(holder.phase == .responded)
+        let second = DeviceRequest(docRequests: [DocRequest(itemsRequest: SessionFixtures.request(["document_number"]))])
+        let effects = try holder.handle(.received(SessionData(data: try reader.encrypt(second.encodedBytes),
+                                                              status: .sessionTermination).encodedBytes, at: time))
+        #expect(holder.phase == .ended)
+        #expect(effects.contains(.publish(.sessionTerminationReceived(afterResponse: true))))
+        #expect(!effects.contains { if case .publish(.documentsSelectionProcessStart) = $0 { true } else { false } })
     }
 
     @Test("a status other than 20 from the mdoc ends the reader's session as peerReportedError, with the code as sent", arguments: statuses)

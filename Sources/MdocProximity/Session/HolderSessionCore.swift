@@ -190,11 +190,13 @@ public struct HolderSessionCore: Sendable {
         if let status = data.status, status != .sessionTermination {
             return fail(.peerReportedError(status: status.rawValue), status: nil)
         }
-        if data.status == .sessionTermination, data.data == nil {
+        if data.status == .sessionTermination {
+            // The reader ends the session (ISO/IEC 18013-5 §9.1.1.4), whatever data it sends
+            // with the status: never a new request to put before the user.
             return end(.endedByReader(afterResponse: responded), publishing: .sessionTerminationReceived(afterResponse: responded))
         }
         guard let ciphertext = data.data, phase == .responded else {
-            // Data while a request waits for the user, or status 20 with data: not a message the session expects.
+            // Data while a request waits for the user: not a message the session expects.
             return fail(.invalidMessage(.unexpectedData), status: .sessionTermination)
         }
         return [.publish(.sessionDataReceived(byteCount: bytes.count))] + request(ciphertext, at: time)
