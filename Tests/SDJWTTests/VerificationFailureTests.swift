@@ -505,6 +505,16 @@ struct VerificationFailureTests {
         #expect(throws: SDJWTError.keyBinding(.transactionDataMismatch(.unexpectedHashes))) {
             try Self.verify(text)
         }
+        // Counted as a multiset: hashes of [a, b, b] do not answer [a, a, b].
+        let (a, b) = (Base64URL.encode(Array("a".utf8)), Base64URL.encode(Array("b".utf8)))
+        parameters.transactionData = [a, b, b]
+        let skewed = try await Self.presentation(parameters).serialization
+        expectation.transactionData = [a, a, b]
+        #expect(throws: SDJWTError.keyBinding(.transactionDataMismatch(.hashesDiffer))) {
+            try Self.verify(skewed, keyBinding: expectation)
+        }
+        expectation.transactionData = [b, a, b]
+        #expect(try Self.verify(skewed, keyBinding: expectation).claims["given_name"] == "Erika")
         let plain = try await Self.presentation().serialization
         expectation.transactionData = data
         #expect(throws: SDJWTError.keyBinding(.transactionDataMismatch(.missingHashes))) {
