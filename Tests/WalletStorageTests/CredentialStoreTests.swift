@@ -286,6 +286,40 @@ struct CredentialStoreTests {
         }
     }
 
+    @Test("database files are owner-only in a folder open to others: new ones created so, existing ones and their -wal and -shm tightened")
+    func ownerOnlyFiles() async throws {
+        let folder = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        func mode(_ name: String) throws -> Int? {
+            let path = folder.appendingPathComponent(name).path
+            guard FileManager.default.fileExists(atPath: path) else { return nil }
+            return (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
+        }
+        let wrapping = try EphemeralWrappingProvider()
+        let area = try SoftwareSecureArea(location: .file(folder.appendingPathComponent("keys.sqlite")), wrapping: wrapping)
+        let location = StorageLocation.file(folder.appendingPathComponent("credentials.sqlite"))
+        var store: CredentialStore? = try CredentialStore(location: location, secureArea: area, wrapping: wrapping)
+        try await store?.save(try await issue("c", count: 1, use: .rotate, area: area))
+        for name in ["keys.sqlite", "keys.sqlite-wal", "keys.sqlite-shm", "credentials.sqlite", "credentials.sqlite-wal", "credentials.sqlite-shm"] {
+            if let mode = try mode(name) { #expect(mode & 0o077 == 0, "\(name): \(String(mode, radix: 8))") }
+        }
+        #expect(try mode("credentials.sqlite") != nil && mode("credentials.sqlite-wal") != nil)
+        await store?.close()
+        store = nil
+        // Files another run left readable to others are tightened at the next opening.
+        for name in ["credentials.sqlite", "credentials.sqlite-wal", "credentials.sqlite-shm"] where try mode(name) != nil {
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: folder.appendingPathComponent(name).path)
+        }
+        let reopened = try CredentialStore(location: location, secureArea: area, wrapping: wrapping)
+        #expect(try await reopened.credential(id: "c") != nil)
+        for name in ["credentials.sqlite", "credentials.sqlite-wal", "credentials.sqlite-shm"] {
+            if let mode = try mode(name) { #expect(mode & 0o077 == 0, "\(name) after reopening: \(String(mode, radix: 8))") }
+        }
+        await reopened.close()
+        await area.close()
+    }
+
     @Test("purgeSpentKeys leaves the key of an instance whose use it listed but whose unlock failed and gave it back meanwhile")
     func purgeSkipsGivenBack() async throws {
         let inner = try SoftwareSecureArea(location: .inMemory, wrapping: try EphemeralWrappingProvider())

@@ -43,6 +43,10 @@ public actor CredentialStore {
          clock: any WalletClock, schemaVersion: Int?, folderLock: StorageFolderLock? = nil) throws(StorageError) {
         let connection = try SQLiteConnection(location: location)
         try connection.migrate(CredentialSchema.migrations, upTo: schemaVersion)
+        // A deleted credential or log entry (claim values in the clear in `raw`) is
+        // overwritten in the main file's pages, not left in free space (the WAL keeps it
+        // until the next checkpoint).
+        try connection.execute("PRAGMA secure_delete = ON")
         self.connection = connection
         self.secureArea = secureArea
         self.wrapping = wrapping

@@ -1,5 +1,10 @@
 internal import CSQLite
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where a store keeps its data: a database file, or SQLite `:memory:` (tests).
 public enum StorageLocation: Sendable, Equatable {
@@ -48,12 +53,49 @@ final class SQLiteConnection {
     /// The path of the database file, or nil in memory.
     let path: String?
 
+    /// Creates the database file owner-only (0600) when it is missing, and takes the group
+    /// and other bits off it and its `-wal`, `-shm` and `-journal` files when present.
+    /// SQLite gives the files it creates next to a database the database file's mode, and
+    /// under the usual umask (022) every local user could otherwise read the credentials
+    /// of a folder the SDK did not create itself. The last component is never followed
+    /// as a symbolic link.
+    static func makeOwnerOnly(_ path: String) throws(StorageError) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | (suffix.isEmpty ? O_CREAT : 0)
+            let descriptor = open(path + suffix, flags, 0o600)
+            guard descriptor >= 0 else {
+                if suffix.isEmpty || errno != ENOENT {
+                    throw .database(operation: "open", code: SQLITE_CANTOPEN,
+                                    message: "cannot open \(path + suffix) owner-only (errno \(errno))")
+                }
+                continue
+            }
+            defer { _ = Self.systemClose(descriptor) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { continue }
+            if info.st_mode & 0o077 != 0, fchmod(descriptor, info.st_mode & 0o700) != 0 {
+                throw .database(operation: "open", code: SQLITE_CANTOPEN,
+                                message: "cannot make \(path + suffix) owner-only (errno \(errno))")
+            }
+        }
+    }
+
+    /// close(2), which the connection's own `close()` hides inside the type.
+    private static func systemClose(_ descriptor: Int32) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.close(descriptor)
+        #else
+        Darwin.close(descriptor)
+        #endif
+    }
+
     init(location: StorageLocation, busyTimeoutMilliseconds: Int32 = 5_000) throws(StorageError) {
         let name: String
         switch location {
         case .file(let url): name = url.path; path = url.path
         case .inMemory: name = ":memory:"; path = nil
         }
+        if let path { try Self.makeOwnerOnly(path) }
         var db: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(name, &db, flags, nil)
