@@ -20,12 +20,20 @@ public struct StorageRecovery: Sendable, Equatable {
     /// folder) had the storage folder open, so that no repair ran: a key it may be using
     /// is never deleted from under it. The first opening that has the folder alone repairs.
     public let isPostponed: Bool
+    /// True when a stored credential could not be read (a row altered on disk, or secrets
+    /// wrapped under another key than this wallet's): the wallet opens, but keys no
+    /// readable credential names were not swept, since the unreadable one may name them.
+    /// Reading the credentials (`wallet.credentials.list()`) reports that record's error;
+    /// ``Wallet/verifyStorage()`` checks the database.
+    public let foundUnreadableRecords: Bool
 
     /// A recovery report.
-    public init(finishedKeyDeletions: Int, removedOrphanKeys: [String], isPostponed: Bool = false) {
+    public init(finishedKeyDeletions: Int, removedOrphanKeys: [String], isPostponed: Bool = false,
+                foundUnreadableRecords: Bool = false) {
         self.finishedKeyDeletions = finishedKeyDeletions
         self.removedOrphanKeys = removedOrphanKeys
         self.isPostponed = isPostponed
+        self.foundUnreadableRecords = foundUnreadableRecords
     }
 
     /// No repair ran: another wallet has the folder open.
@@ -162,7 +170,15 @@ enum WalletStorageSetup {
     /// The repairs themselves.
     private static func recover(area: any SecureArea, store: CredentialStore) async throws(StorageError) -> StorageRecovery {
         let finished = try await store.purgeSpentKeys()
-        let orphans = try await orphans(in: area, credentials: try await store.list())
+        // One record that does not decode must not keep the wallet from opening; nor may
+        // the sweep run without it, as every key only it names would look orphaned.
+        let credentials: [StoredCredential]
+        do {
+            credentials = try await store.list()
+        } catch .corruptRecord, .unwrapFailed {
+            return StorageRecovery(finishedKeyDeletions: finished, removedOrphanKeys: [], foundUnreadableRecords: true)
+        }
+        let orphans = try await orphans(in: area, credentials: credentials)
         try await area.deleteKeys(aliases: orphans)
         return StorageRecovery(finishedKeyDeletions: finished, removedOrphanKeys: orphans)
     }

@@ -53,6 +53,31 @@ struct WalletFacadeTests {
         #expect(try await reopened.verifyStorage().isConsistent)
     }
 
+    @Test("a record that does not decode (its secrets wrapped under a lost key file) does not keep the wallet from opening, and no key is swept")
+    func unreadableRecordOpens() async throws {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let parties = try Parties.make()
+        let keysBefore: [String]
+        do {
+            let wallet = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
+            let id = try await parties.issuePid(into: wallet)
+            #expect(try await wallet.credentials.get(id)?.issuanceContext != nil, "a wrapped secret to lose")
+            _ = try await wallet.secureArea.createKey(alias: "holder-in-flight")
+            keysBefore = try await wallet.secureArea.listKeys().map(\.alias)
+            await wallet.close()
+        }
+        // The key file goes (a restore without it): a new one is made, and the record's
+        // wrapped issuance context no longer opens.
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("keys.sqlite.key"))
+        let reopened = try await Wallet(config: parties.config(storage: .sqlite(at: folder)))
+        #expect(reopened.recovery.foundUnreadableRecords)
+        #expect(reopened.recovery.removedOrphanKeys.isEmpty)
+        #expect(try await reopened.secureArea.listKeys().map(\.alias) == keysBefore, "nothing swept")
+        await #expect(throws: WalletError.storage(.unwrapFailed)) { _ = try await reopened.credentials.list() }
+        await reopened.close()
+    }
+
     @Test("opening sweeps keys an interrupted issuance left (holder and DPoP prefixes only) and reports them")
     func orphanSweep() async throws {
         let folder = temporaryFolder()
