@@ -190,6 +190,9 @@ public enum UnexpectedIssuanceFailure: Equatable, Sendable {
     case notDeferred(CredentialId)
     /// The credential was not issued by this client (it has no issuance context).
     case noIssuanceContext(CredentialId)
+    /// The stored record names another credential issuer than its (encrypted) issuance
+    /// context was written for: the record was altered, and its tokens are not sent there.
+    case issuerChanged(CredentialId)
     /// The policy asks for fewer than one instance.
     case invalidPolicy
     /// The driver returned another number of signed proofs than there are keys to prove.

@@ -235,7 +235,7 @@ public final class Openid4VciClient: Sendable {
         guard let stored else { throw .unexpected(.credentialNotFound(credentialId)) }
         let context = stored.issuanceContext.flatMap(IssuanceContext.init(encoded:))
         var current = stored
-        if let context, let notificationId = context.notificationId, let token = context.accessToken {
+        if let context, context.belongs(to: stored), let notificationId = context.notificationId, let token = context.accessToken {
             await notifyDeleted(stored, notificationId: notificationId, accessToken: token, context: context, storage: storage)
             // A renewal may have committed during the round trip, with keys (a new DPoP
             // key, a pending renewal's) the record read before did not name.

@@ -232,6 +232,26 @@ struct SessionOutcomeTests {
         return result.issued[0]
     }
 
+    @Test("a record whose issuer was altered on disk is not renewed, resumed or notified: its tokens never go to the issuer it now names")
+    func issuerAlteredOnDisk() async throws {
+        let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 2))
+        let wallet = try TestWalletSetup(issuer: issuer)
+        guard let id = try await Self.issueRenewable(wallet, issuer, batchSize: 2) else { return }
+        let stored = try #require(try await wallet.storage.store.credential(id: id))
+        // The plaintext issuer column now names another host; the encrypted context is intact.
+        try await wallet.storage.store.replace(StoredCredential(
+            id: stored.id, format: stored.format, type: stored.type, issuer: IssuerInfo(identifier: "https://elsewhere.example"),
+            instances: stored.instances, policy: stored.policy, state: stored.state, refreshToken: stored.refreshToken,
+            issuanceContext: stored.issuanceContext), keepingStoredRefreshToken: true)
+        let requests = issuer.log.count
+        #expect(try await terminalState(of: wallet.client.reissue(id)) == .failed(.unexpected(.issuerChanged(id))))
+        #expect(issuer.log.count == requests, "nothing sent, not even a metadata request")
+        // Deleting it still deletes it, without telling anyone.
+        try await wallet.client.deleteCredential(id)
+        #expect(try await wallet.credentials().isEmpty)
+        #expect(issuer.log.count == requests)
+    }
+
     @Test("a reissue whose issuer no longer lists the server that issued the refresh token fails before sending it anywhere")
     func reissueServerChanged() async throws {
         let issuer = try TestIssuer(options: .init(dpop: true, refreshTokens: true, batchSize: 2))

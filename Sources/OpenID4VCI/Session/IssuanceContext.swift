@@ -1,5 +1,6 @@
 import Foundation
 import WalletEncoding
+import WalletStorage
 
 /// What the client keeps with a stored credential (`StoredCredential.issuanceContext`,
 /// encrypted by the store) so that it can resume a deferred issuance, renew the
@@ -12,6 +13,10 @@ struct IssuanceContext: Sendable, Equatable {
 
     /// The configuration id in the issuer's metadata.
     var configurationId: String
+    /// The credential issuer the context was written for. The record's `issuer` is stored
+    /// in the clear and this context encrypted: a record whose issuer was altered on disk
+    /// would otherwise send the access token to the issuer it now names.
+    var credentialIssuer: String?
     /// The authorization server that issued the tokens.
     var authorizationServer: String?
     /// The access token (for the deferred and notification endpoints).
@@ -32,11 +37,12 @@ struct IssuanceContext: Sendable, Equatable {
     /// When to ask for that renewal again.
     var pendingRetryAfter: Date?
 
-    init(configurationId: String, authorizationServer: String? = nil, accessToken: String? = nil, isDPoPBound: Bool = false,
+    init(configurationId: String, credentialIssuer: String? = nil, authorizationServer: String? = nil, accessToken: String? = nil, isDPoPBound: Bool = false,
          isAnonymous: Bool = false,
          dpopKeyAlias: String? = nil, notificationId: String? = nil, pendingKeyAliases: [String] = [],
          pendingTransactionId: String? = nil, pendingRetryAfter: Date? = nil) {
         self.configurationId = configurationId
+        self.credentialIssuer = credentialIssuer
         self.authorizationServer = authorizationServer
         self.accessToken = accessToken
         self.isDPoPBound = isDPoPBound
@@ -52,6 +58,7 @@ struct IssuanceContext: Sendable, Equatable {
     var encoded: [UInt8] {
         var members: JSONObject = ["v": .integer(Self.version), "configuration_id": .string(configurationId),
                                    "dpop_bound": .bool(isDPoPBound), "anonymous": .bool(isAnonymous)]
+        members["credential_issuer"] = credentialIssuer.map(JSONValue.string)
         members["authorization_server"] = authorizationServer.map(JSONValue.string)
         members["access_token"] = accessToken.map(JSONValue.string)
         members["dpop_key_alias"] = dpopKeyAlias.map(JSONValue.string)
@@ -62,11 +69,18 @@ struct IssuanceContext: Sendable, Equatable {
         return JSONValue.object(members).serializedBytes
     }
 
+    /// Whether the context may be used for `stored`: it names no issuer (written before
+    /// the issuer was kept in it) or the one the record names.
+    func belongs(to stored: StoredCredential) -> Bool {
+        credentialIssuer.map { $0 == stored.issuer.identifier } ?? true
+    }
+
     /// Reads a serialized context; nil when it is not one this version wrote.
     init?(encoded bytes: [UInt8]) {
         guard let object = try? JSONValue.parseObject(bytes), object["v"]?.int64Value == Self.version,
               let configurationId = object["configuration_id"]?.stringValue else { return nil }
         self.configurationId = configurationId
+        credentialIssuer = object["credential_issuer"]?.stringValue
         authorizationServer = object["authorization_server"]?.stringValue
         accessToken = object["access_token"]?.stringValue
         isDPoPBound = object["dpop_bound"]?.boolValue ?? false

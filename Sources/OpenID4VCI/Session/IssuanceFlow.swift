@@ -335,6 +335,12 @@ struct IssuanceFlow: Sendable {
             if case .deferred(let stored, let context) = mode, stored.state == .issued, context.pendingTransactionId == nil {
                 throw .unexpected(.notDeferred(stored.id))
             }
+            switch mode {
+            case .deferred(let stored, let context), .reissue(let stored, let context):
+                guard context.belongs(to: stored) else { throw .unexpected(.issuerChanged(stored.id)) }
+            default:
+                break
+            }
             guard settings.urlPolicy.url(issuerIdentifier) != nil,
                   let url = URLPolicy.wellKnown(CredentialIssuerMetadata.wellKnownSuffix, insertedInto: issuerIdentifier) else {
                 throw .invalidOffer(.insecureURL(issuerIdentifier))
@@ -1085,7 +1091,8 @@ struct IssuanceFlow: Sendable {
         var keep: Set<String> = []
         for outcome in outcomes {
             let context = IssuanceContext(
-                configurationId: configuration.id, authorizationServer: serverIdentifier.isEmpty ? nil : serverIdentifier,
+                configurationId: configuration.id, credentialIssuer: metadata.credentialIssuer,
+                authorizationServer: serverIdentifier.isEmpty ? nil : serverIdentifier,
                 accessToken: accessToken, isDPoPBound: tokenIsDPoPBound, isAnonymous: isAnonymousPreAuthorized,
                 dpopKeyAlias: storedDPoPAlias,
                 notificationId: outcome.notificationId, pendingKeyAliases: outcome.pendingKeyAliases,
