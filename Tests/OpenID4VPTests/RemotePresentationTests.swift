@@ -127,6 +127,21 @@ struct RemotePresentationTests {
         #expect(verified.sdJWT.disclosures.count == 2)
     }
 
+    @Test("a verifier's redirect_uri the app cannot safely open (javascript:, data:, file:, plain http elsewhere) is dropped; the response stands",
+          arguments: [("javascript:alert(document.cookie)", false), ("data:text/html,<script>x</script>", false),
+                      ("FILE:///etc/passwd", false), ("http://verifier.example/done", false), ("about:blank", false),
+                      ("https://verifier.example/done", true), ("verifierapp://done?code=1", true),
+                      ("http://127.0.0.1:8080/done", true)])
+    func redirectSchemes(redirect: String, kept: Bool) async throws {
+        let wallet = try await TestWallet.make()
+        try await wallet.addSdJwt(id: "pid-1")
+        let reader = try TestReader.make()
+        let session = Self.client(wallet, http: Self.acceptingVerifier(redirect: redirect), anchors: [reader.root])
+            .start(Self.requestURI(clientId: reader.sanDnsClientId, request: try await reader.sign(Self.payload(clientId: reader.sanDnsClientId))))
+        let (_, done) = try await Self.present(session)
+        #expect(done == .completed(redirectUri: kept ? URL(string: redirect) : nil, dcApiResponse: nil))
+    }
+
     @Test("the states run resolving, resolved, submitting, completed; a late observer sees the current one")
     func stateSequence() async throws {
         let wallet = try await TestWallet.make()

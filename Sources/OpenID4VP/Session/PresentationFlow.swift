@@ -439,6 +439,20 @@ package struct PresentationFlow: Sendable {
         guard response.isSuccess else {
             throw .responseRejected(status: response.status, error: body?["error"]?.stringValue)
         }
-        return body?["redirect_uri"]?.stringValue.flatMap { URL(string: $0) }
+        return body?["redirect_uri"]?.stringValue.flatMap(followableRedirect)
+    }
+
+    /// Schemes a browser runs or reads locally rather than navigates to.
+    private static let unsafeRedirectSchemes: Set<String> = ["javascript", "data", "file", "vbscript", "blob", "about"]
+
+    /// The verifier's `redirect_uri` when the app can send the user there: an absolute URL
+    /// whose scheme a browser navigates to (`https`, or a verifier app's own scheme), and
+    /// `http` only to a loopback host. Another is dropped (the response was accepted all
+    /// the same): a verifier must not make the wallet open `javascript:` or a local file.
+    static func followableRedirect(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+              !unsafeRedirectSchemes.contains(scheme) else { return nil }
+        if scheme == "http" { return ResolvedRequest.isLoopback(url) ? url : nil }
+        return url
     }
 }
