@@ -239,7 +239,8 @@ public final class Openid4VciClient: Sendable {
             await notifyDeleted(stored, notificationId: notificationId, accessToken: token, context: context, storage: storage)
             // A renewal may have committed during the round trip, with keys (a new DPoP
             // key, a pending renewal's) the record read before did not name.
-            do { current = try await storage.store.credential(id: credentialId) ?? stored } catch { throw .storage(error) }
+            // The issuer was told: the record goes whatever this read does.
+            current = ((try? await storage.store.credential(id: credentialId)) ?? nil) ?? stored
         }
         do { try await storage.deleteRecord(current) } catch { throw .storage(error) }
     }

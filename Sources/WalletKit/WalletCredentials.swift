@@ -64,8 +64,9 @@ actor CredentialMonitor {
     /// Refreshes started, and the latest started of those that published. The actor is
     /// reentrant across the store read: a refresh that started earlier (before the change
     /// a later one was started for) and finishes later must not publish its list over
-    /// the later one's. The last refresh started always publishes, and it began after
-    /// the last change.
+    /// the later one's. The last refresh started publishes unless its read fails (then an
+    /// earlier one may publish, and the next refresh corrects the list), and it began
+    /// after the last change.
     private var started = 0
     private var published = 0
 

@@ -75,7 +75,15 @@ extension Wallet {
             let docType = docRequest.itemsRequest.docType
             guard seen.insert(docType).inserted, let spaces = released[docType] else { continue }
             let candidates: [CredentialId]
-            if let named = chosen[docType] { candidates = [named] } else { candidates = try await presentableMdocs(of: docType) }
+            if let named = chosen[docType] {
+                // The app's choice must be able to answer too, before anything is spent.
+                guard ((try? await store.remainingInstances(of: named)) ?? 0) > 0 else {
+                    throw .noMatchingCredential(docType: docType)
+                }
+                candidates = [named]
+            } else {
+                candidates = try await presentableMdocs(of: docType)
+            }
             guard !candidates.isEmpty else { throw .noMatchingCredential(docType: docType) }
             answered.append((docType, spaces, candidates))
         }

@@ -45,7 +45,7 @@ struct Ed25519Tests {
         #expect(try privateKey.signature(for: toBeSigned) == signature)
     }
 
-    @Test("a small-order public key is refused with either x sign, in every encoding libsodium lists; a forged signature never gets to verify")
+    @Test("a small-order public key is refused with either x sign, in every encoding libsodium lists, raw or in an SPKI")
     func smallOrderKeys() throws {
         let encodings = [
             "0000000000000000000000000000000000000000000000000000000000000000",

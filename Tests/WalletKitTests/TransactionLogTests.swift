@@ -283,6 +283,11 @@ struct TransactionLogTests {
         }
         #expect(try await wallet.credentials.remainingInstances(of: id) == 3, "the mDL's instance was not spent")
         #expect(try await wallet.verifyStorage().missingKeys.isEmpty)
+        // The same when the app names a credential for the second docType that cannot answer.
+        await #expect(throws: WalletError.noMatchingCredential(docType: photoId)) {
+            _ = try await wallet.documentProvider(for: request, consent: consent, credentials: [photoId: "deleted-meanwhile"])
+        }
+        #expect(try await wallet.credentials.remainingInstances(of: id) == 3)
         // The mDL alone is answered, with one instance.
         let mdlOnly = ConsentSelection(elements: Self.mdl("family_name"))
         let provider = try await wallet.documentProvider(for: request, consent: mdlOnly)
