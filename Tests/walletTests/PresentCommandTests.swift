@@ -92,7 +92,7 @@ struct PresentCommandTests {
         let store = try await Self.storeWithPid()
         let verifier = try Verifier()
         defer { verifier.server.stop() }
-        let output = try await WalletCommand.run(["present", verifier.requestURI, "--auto", "--json", "--allow-http",
+        let output = try await WalletCommand.run(["present", verifier.requestURI, "--auto", "--json", "--allow-http", "--timeout", "600",
                                                   "--store", store.path])
         let result = try JSONValue.parseObject(output)
         #expect(result["state"] == "completed")
@@ -114,7 +114,7 @@ struct PresentCommandTests {
         let store = try await Self.storeWithPid()
         let verifier = try Verifier()
         defer { verifier.server.stop() }
-        let output = try await WalletCommand.run(["present", verifier.requestURI, "--decline", "--allow-http", "--store", store.path])
+        let output = try await WalletCommand.run(["present", verifier.requestURI, "--decline", "--allow-http", "--timeout", "600", "--store", store.path])
         #expect(output == "declined; continue at https://verifier.example/done")
         #expect(verifier.received.first?["error"] == "access_denied")
         #expect(verifier.received.first?["vp_token"] == nil)
@@ -125,11 +125,11 @@ struct PresentCommandTests {
         let store = try await Self.storeWithPid()
         let verifier = try Verifier()
         defer { verifier.server.stop() }
-        let output = try await WalletCommand.run(["present", verifier.requestURI, "--select", "pid=pid-1", "--allow-http",
+        let output = try await WalletCommand.run(["present", verifier.requestURI, "--select", "pid=pid-1", "--allow-http", "--timeout", "600",
                                                   "--store", store.path])
         #expect(output.hasPrefix("completed"))
         await #expect(throws: CLIError.self) {
-            try await WalletCommand.run(["present", verifier.requestURI, "--select", "pid=nope", "--allow-http", "--store", store.path])
+            try await WalletCommand.run(["present", verifier.requestURI, "--select", "pid=nope", "--allow-http", "--timeout", "600", "--store", store.path])
         }
         #expect(verifier.received.count == 1)
     }
@@ -192,7 +192,7 @@ struct PresentCommandTests {
                                                          claims: [.init(path: [.key("org.iso.18013.5.1"), "family_name"])])]),
                 transactionData: [VerifierTransactionData(type: "signature", credentialIds: ["mdl"], details: ["document": "contract.pdf"])]))
         }
-        let base = ["--auto", "--reader-anchor", verifier.pki.anchorPEM, "--allow-http", "--store", store.path]
+        let base = ["--auto", "--reader-anchor", verifier.pki.anchorPEM, "--allow-http", "--timeout", "600", "--store", store.path]
 
         let bound = try await transaction()
         let output = try await WalletCommand.run(["present", bound.authorizationRequestURI, "--mdoc-transaction-data", "digest"] + base)
